@@ -1,0 +1,71 @@
+// HedgeBudget: the aggregate credit budget for extra attempts.
+//
+// Every admitted read earns `fraction` of a credit (the balance is capped at
+// `burst`); every extra attempt (timer hedge or failure fallback) costs one
+// whole credit. The balance starts full at `burst`, and idle time earns
+// nothing. Hence, at every instant:
+//
+//   extra_attempts <= burst + fraction * admitted
+//
+// A fraction of 0 disables every extra attempt, including failure fallbacks,
+// whatever the balance.
+//
+// Credits are kept in fixed point (kUnitsPerCredit units per credit, the
+// fraction rounded down), so the bound holds exactly, with no floating-point
+// drift.
+//
+// Thread safety: safe from any thread (lock-free).
+
+#ifndef TAILGATE_HEDGE_HEDGE_BUDGET_H_
+#define TAILGATE_HEDGE_HEDGE_BUDGET_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace tailgate::hedge {
+
+struct HedgeBudgetConfig {
+  double fraction = 0.1;  // credit earned per admission, in [0, 1]
+  double burst = 2;       // cap on the balance, and the starting balance; >= 0
+};
+
+// Checks the ranges above; the message names the bad field.
+absl::Status ValidateHedgeBudgetConfig(const HedgeBudgetConfig& config);
+
+class HedgeBudget {
+ public:
+  static constexpr int64_t kUnitsPerCredit = 1'000'000;
+
+  // REQUIRES: ValidateHedgeBudgetConfig(config).ok()
+  explicit HedgeBudget(const HedgeBudgetConfig& config);
+
+  HedgeBudget(const HedgeBudget&) = delete;
+  HedgeBudget& operator=(const HedgeBudget&) = delete;
+
+  // Earns `fraction` for one admitted read.
+  void OnAdmission();
+
+  // Takes one credit for an extra attempt. False (and nothing taken) when
+  // the balance is below one credit or the fraction is 0.
+  bool TryConsume();
+
+  // The balance, in credits.
+  double credits() const;
+  uint64_t admitted() const;
+  uint64_t extra() const;  // credits consumed so far
+
+ private:
+  // Constant after construction.
+  const int64_t earn_units_;
+  const int64_t cap_units_;
+
+  std::atomic<int64_t> balance_units_;
+  std::atomic<uint64_t> admitted_{0};
+  std::atomic<uint64_t> extra_{0};
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_HEDGE_BUDGET_H_

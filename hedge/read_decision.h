@@ -1,0 +1,157 @@
+// ReadDecision: the hedging logic of one read, as a state machine.
+//
+// The transport feeds it events (start, hedge timer fired, attempt finished,
+// deadline, caller cancel) and executes the actions it returns (launch an
+// attempt on a replica, arm the hedge timer, cancel an attempt, finish the
+// read). It does no I/O and reads no clock.
+//
+// Rules (DESIGN.md "Request lifecycle"):
+//  - Start picks the primary by rotation among eligible circuits and takes an
+//    attempt permit; no replica -> finish kNoReplica; no permit ->
+//    kOverloaded. Unless hedging is disabled for the read, it arms the hedge
+//    timer at now + hedge_delay.
+//  - At most one extra attempt, on a replica other than the primary's: when
+//    the hedge timer fires with no complete response (kind kHedge), or at
+//    once when the primary fails before that (kind kFallback). The extra
+//    attempt is taken only when, in this order, another replica is eligible,
+//    an attempt permit is free and the budget yields a credit; otherwise the
+//    read goes on without it (kExtraSkipped says why).
+//  - The first kSuccess (complete, status < 500) wins; any other attempt in
+//    flight is cancelled before the read finishes.
+//  - When no attempt is left in flight and none succeeded: the most recent
+//    kServerError is forwarded (finish with that attempt); else kTooLarge if
+//    an attempt was over the size limit; else kUpstreamFailure.
+//  - Deadline and caller cancel cancel every attempt in flight and finish
+//    with kDeadlineExceeded / kCancelled.
+//  - Each attempt's outcome goes to its replica's breaker with its ticket;
+//    a cancelled attempt is neutral. Each attempt's permit is released when
+//    it ends, whichever way.
+//  - After kFinish, every event returns no actions.
+//
+// Thread safety: not thread-safe; one thread (the engine loop) drives it.
+// The collaborators in ReadPolicy must outlive it.
+
+#ifndef TAILGATE_HEDGE_READ_DECISION_H_
+#define TAILGATE_HEDGE_READ_DECISION_H_
+
+#include <array>
+#include <cstddef>
+#include <optional>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/time/time.h"
+#include "hedge/admission_limits.h"
+#include "hedge/circuit_breaker.h"
+#include "hedge/hedge_budget.h"
+#include "hedge/replica_picker.h"
+
+namespace tailgate::hedge {
+
+enum class AttemptKind { kPrimary, kHedge, kFallback };
+const char* AttemptKindName(AttemptKind kind);  // "primary", "hedge", ...
+
+// How an attempt ended, as the transport saw it.
+enum class AttemptOutcome {
+  kSuccess,         // complete response, status < 500
+  kServerError,     // complete response, status >= 500
+  kTransportError,  // connect/reset/timeout/malformed response
+  kTooLarge,        // body over max_response_bytes (by header or stream)
+};
+
+// Why a read ended without an upstream response.
+enum class ReadError {
+  kOverloaded,        // no attempt permit for the primary
+  kNoReplica,         // no eligible replica for the primary
+  kDeadlineExceeded,
+  kCancelled,
+  kTooLarge,
+  kUpstreamFailure,   // every attempt failed at the transport level
+};
+const char* ReadErrorName(ReadError error);
+
+// Why no extra attempt was launched when one was wanted.
+enum class SkipReason { kNoReplica, kNoCapacity, kNoBudget };
+const char* SkipReasonName(SkipReason reason);
+
+inline constexpr int kMaxAttempts = 2;
+
+struct Action {
+  enum class Type {
+    kLaunch,         // start attempt `attempt` on `replica`, of `kind`
+    kArmHedgeTimer,  // call OnHedgeTimer at `at`
+    kCancel,         // abort attempt `attempt` (its permit is released)
+    kExtraSkipped,   // informational: no extra attempt, for `skip`
+    kFinish,         // the read is over: see `winner` / `error`
+  };
+  Type type;
+  int attempt = -1;       // kLaunch, kCancel; kFinish: the attempt whose
+                          // response is returned, or -1 with `error`
+  size_t replica = 0;     // kLaunch
+  AttemptKind kind = AttemptKind::kPrimary;  // kLaunch
+  absl::Time at;          // kArmHedgeTimer
+  SkipReason skip = SkipReason::kNoReplica;  // kExtraSkipped
+  ReadError error = ReadError::kUpstreamFailure;  // kFinish, attempt == -1
+};
+
+using Actions = absl::InlinedVector<Action, 4>;
+
+// The shared policy objects one read consults.
+struct ReadPolicy {
+  ReplicaPicker* picker;
+  HedgeBudget* budget;
+  AdmissionLimits* limits;
+};
+
+struct ReadOptions {
+  bool hedge_disabled = false;  // no timer hedge; fallback still possible
+  absl::Duration hedge_delay = absl::Milliseconds(25);
+};
+
+class ReadDecision {
+ public:
+  ReadDecision(const ReadPolicy& policy, const ReadOptions& options);
+
+  ReadDecision(const ReadDecision&) = delete;
+  ReadDecision& operator=(const ReadDecision&) = delete;
+
+  Actions Start(absl::Time now);
+  Actions OnHedgeTimer(absl::Time now);
+  // REQUIRES: `attempt` was launched and neither finished nor cancelled.
+  Actions OnAttemptDone(int attempt, AttemptOutcome outcome, absl::Time now);
+  Actions OnDeadline(absl::Time now);
+  Actions OnCancel(absl::Time now);
+
+  bool finished() const { return finished_; }
+  int attempts_launched() const { return launched_; }
+  // Information about a launched attempt. REQUIRES: attempt < launched.
+  AttemptKind kind(int attempt) const { return attempts_[attempt].kind; }
+  size_t replica(int attempt) const { return attempts_[attempt].replica; }
+
+ private:
+  struct Attempt {
+    AttemptKind kind = AttemptKind::kPrimary;
+    size_t replica = 0;
+    CircuitTicket ticket;
+    Permit permit;
+    bool in_flight = false;
+  };
+
+  void TryLaunchExtra(AttemptKind kind, absl::Time now, Actions& out);
+  void CancelInFlight(Actions& out);
+  void FinishWithError(ReadError error, Actions& out);
+  void FinishAfterFailures(Actions& out);
+  int InFlight() const;
+
+  const ReadPolicy policy_;
+  const ReadOptions options_;
+  std::array<Attempt, kMaxAttempts> attempts_;
+  int launched_ = 0;
+  bool finished_ = false;
+  // Failure history, for the both-failed answer.
+  int last_server_error_ = -1;
+  bool saw_too_large_ = false;
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_READ_DECISION_H_

@@ -1,0 +1,58 @@
+// ReplicaPicker: chooses the replica for each attempt.
+//
+// The primary's scan starts one position further for every read (rotation),
+// and takes the first replica whose circuit grants a ticket. The alternate's
+// scan starts after the primary's replica and never returns it.
+//
+// Thread safety: safe from any thread. The breakers are not owned and must
+// outlive the picker.
+
+#ifndef TAILGATE_HEDGE_REPLICA_PICKER_H_
+#define TAILGATE_HEDGE_REPLICA_PICKER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "hedge/circuit_breaker.h"
+
+namespace tailgate::hedge {
+
+struct ReplicaPick {
+  size_t replica = 0;  // index into the breakers given at construction
+  CircuitTicket ticket;
+};
+
+class ReplicaPicker {
+ public:
+  // REQUIRES: !breakers.empty(); no null entries.
+  explicit ReplicaPicker(absl::Span<CircuitBreaker* const> breakers);
+
+  ReplicaPicker(const ReplicaPicker&) = delete;
+  ReplicaPicker& operator=(const ReplicaPicker&) = delete;
+
+  // Advances the rotation, then scans for a replica that grants a ticket.
+  // nullopt when every circuit refuses.
+  std::optional<ReplicaPick> PickPrimary(absl::Time now);
+
+  // A replica other than `exclude` that grants a ticket, or nullopt.
+  std::optional<ReplicaPick> PickAlternate(size_t exclude, absl::Time now);
+
+  // True when PickAlternate(exclude, now) would succeed; takes no ticket.
+  bool HasAlternate(size_t exclude, absl::Time now) const;
+
+  size_t size() const { return breakers_.size(); }
+  CircuitBreaker& breaker(size_t replica) const { return *breakers_[replica]; }
+
+ private:
+  const std::vector<CircuitBreaker*> breakers_;
+  std::atomic<uint64_t> next_start_{0};
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_REPLICA_PICKER_H_
