@@ -21,7 +21,8 @@ namespace tailgate::hedge {
 // One non-blocking counting semaphore.
 class Semaphore;
 
-// A held slot of a Semaphore. Default-constructed: holds nothing.
+// A held slot of a Semaphore. Default-constructed: holds nothing. The
+// Semaphore must outlive its permits.
 class Permit {
  public:
   Permit() = default;
@@ -43,6 +44,7 @@ class Permit {
 
 class Semaphore {
  public:
+  // REQUIRES: capacity >= 1
   explicit Semaphore(int64_t capacity) : capacity_(capacity) {}
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
@@ -62,10 +64,11 @@ class Semaphore {
 };
 
 struct AdmissionConfig {
-  int64_t max_requests = 128;  // >= 1
-  int64_t max_attempts = 160;  // >= 1
+  int64_t max_requests = 128;  // in [1, 1000000]
+  int64_t max_attempts = 160;  // in [1, 1000000]
 };
 
+// Checks the ranges above; the message names the bad field.
 absl::Status ValidateAdmissionConfig(const AdmissionConfig& config);
 
 class AdmissionLimits {

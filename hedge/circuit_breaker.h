@@ -15,7 +15,9 @@
 // Cancellation is neutral: it never counts as success or failure.
 //
 // Thread safety: safe from any thread (internal mutex). The transition
-// listener is called after the mutex is released, on the calling thread.
+// listener is called after the mutex is released, on the calling thread, so
+// it may call back into the breaker; transitions made concurrently on other
+// threads may reach it out of order (the generation orders them).
 
 #ifndef TAILGATE_HEDGE_CIRCUIT_BREAKER_H_
 #define TAILGATE_HEDGE_CIRCUIT_BREAKER_H_
@@ -37,7 +39,7 @@ const char* CircuitStateName(CircuitState state);  // "closed", "open", ...
 
 struct CircuitConfig {
   int failure_threshold = 5;                 // >= 1
-  absl::Duration cooldown = absl::Seconds(1);  // > 0
+  absl::Duration cooldown = absl::Seconds(1);  // > 0, finite
 };
 
 absl::Status ValidateCircuitConfig(const CircuitConfig& config);

@@ -28,10 +28,12 @@ namespace tailgate::hedge {
 
 struct HedgeBudgetConfig {
   double fraction = 0.1;  // credit earned per admission, in [0, 1]
-  double burst = 2;       // cap on the balance, and the starting balance; >= 0
+  double burst = 2;       // cap on the balance, and the starting balance;
+                          // in [0, 1e9]
 };
 
-// Checks the ranges above; the message names the bad field.
+// Checks the ranges above (NaN and infinity fail); the message names the bad
+// field by its flag name, e.g. "hedge_fraction must be in [0, 1], got 1.5".
 absl::Status ValidateHedgeBudgetConfig(const HedgeBudgetConfig& config);
 
 class HedgeBudget {
@@ -58,12 +60,14 @@ class HedgeBudget {
 
  private:
   // Constant after construction.
+  const bool enabled_;  // fraction > 0
   const int64_t earn_units_;
   const int64_t cap_units_;
 
+  // Sequentially consistent, so that the bound holds across the three.
   std::atomic<int64_t> balance_units_;
-  std::atomic<uint64_t> admitted_{0};
-  std::atomic<uint64_t> extra_{0};
+  std::atomic<uint64_t> admitted_{0};  // incremented before earning
+  std::atomic<uint64_t> extra_{0};     // incremented after consuming
 };
 
 }  // namespace tailgate::hedge

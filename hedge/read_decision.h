@@ -15,7 +15,8 @@
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
 //    an attempt permit is free and the budget yields a credit; otherwise the
-//    read goes on without it (kExtraSkipped says why).
+//    read goes on without it (kExtraSkipped says why) and is not offered
+//    another: a primary failing after a skipped hedge ends the read.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes.
 //  - When no attempt is left in flight and none succeeded: the most recent
@@ -114,9 +115,11 @@ class ReadDecision {
   ReadDecision(const ReadDecision&) = delete;
   ReadDecision& operator=(const ReadDecision&) = delete;
 
+  // REQUIRES: called once, before any other event.
   Actions Start(absl::Time now);
   Actions OnHedgeTimer(absl::Time now);
-  // REQUIRES: `attempt` was launched and neither finished nor cancelled.
+  // REQUIRES: `attempt` was launched and neither finished nor cancelled,
+  // unless the read has finished (then it is ignored).
   Actions OnAttemptDone(int attempt, AttemptOutcome outcome, absl::Time now);
   Actions OnDeadline(absl::Time now);
   Actions OnCancel(absl::Time now);
@@ -147,6 +150,9 @@ class ReadDecision {
   std::array<Attempt, kMaxAttempts> attempts_;
   int launched_ = 0;
   bool finished_ = false;
+  // The one extra attempt was launched or skipped (hedge timer or
+  // fallback); there is no second chance.
+  bool extra_decided_ = false;
   // Failure history, for the both-failed answer.
   int last_server_error_ = -1;
   bool saw_too_large_ = false;

@@ -39,10 +39,14 @@ class ReplicaPicker {
   // nullopt when every circuit refuses.
   std::optional<ReplicaPick> PickPrimary(absl::Time now);
 
-  // A replica other than `exclude` that grants a ticket, or nullopt.
+  // A replica other than `exclude` that grants a ticket, or nullopt; the
+  // scan starts at the replica after `exclude`.
+  // REQUIRES: exclude < size()
   std::optional<ReplicaPick> PickAlternate(size_t exclude, absl::Time now);
 
-  // True when PickAlternate(exclude, now) would succeed; takes no ticket.
+  // True when PickAlternate(exclude, now) would succeed if nothing else
+  // took a ticket in between; takes no ticket.
+  // REQUIRES: exclude < size()
   bool HasAlternate(size_t exclude, absl::Time now) const;
 
   size_t size() const { return breakers_.size(); }

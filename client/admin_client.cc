@@ -1,0 +1,113 @@
+#include "client/admin_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <utility>
+
+#include "client/sidecar_channel.h"
+#include "proto/tailgate/v1/tailgate.grpc.pb.h"
+
+namespace tailgate {
+
+absl::string_view CircuitStateName(CircuitState state) {
+  switch (state) {
+    case CircuitState::kClosed:
+      return "closed";
+    case CircuitState::kOpen:
+      return "open";
+    case CircuitState::kHalfOpen:
+      return "half-open";
+    case CircuitState::kUnspecified:
+      break;
+  }
+  return "unspecified";
+}
+
+namespace {
+
+using client_internal::FromGrpcStatus;
+
+CircuitState FromProto(v1::CircuitState state) {
+  switch (state) {
+    case v1::CIRCUIT_CLOSED:
+      return CircuitState::kClosed;
+    case v1::CIRCUIT_OPEN:
+      return CircuitState::kOpen;
+    case v1::CIRCUIT_HALF_OPEN:
+      return CircuitState::kHalfOpen;
+    default:
+      return CircuitState::kUnspecified;
+  }
+}
+
+SidecarStats FromProto(const v1::GetStatsResponse& proto) {
+  SidecarStats stats;
+  stats.requests = proto.requests();
+  stats.rejected = proto.rejected();
+  stats.attempts = proto.attempts();
+  stats.hedges = proto.hedges();
+  stats.hedge_wins = proto.hedge_wins();
+  stats.timeouts = proto.timeouts();
+  stats.backend_failures = proto.backend_failures();
+  stats.in_flight = proto.in_flight();
+  stats.amplification = proto.amplification();
+  stats.hedge_credits = proto.hedge_credits();
+  stats.replicas.reserve(proto.replicas_size());
+  for (const v1::ReplicaStats& replica : proto.replicas()) {
+    ReplicaStats& added = stats.replicas.emplace_back();
+    added.url = replica.url();
+    added.circuit = FromProto(replica.circuit());
+    added.generation = replica.generation();
+    added.attempts = replica.attempts();
+    added.failures = replica.failures();
+    added.in_flight = replica.in_flight();
+  }
+  return stats;
+}
+
+class GrpcAdminClient final : public AdminClient {
+ public:
+  GrpcAdminClient(std::shared_ptr<grpc::Channel> channel,
+                  const ClientOptions& options)
+      : stub_(v1::Admin::NewStub(std::move(channel))),
+        deadline_(options.default_deadline) {}
+
+  absl::StatusOr<SidecarStats> GetStats() override {
+    grpc::ClientContext context;
+    client_internal::SetTimeout(context, deadline_);
+    v1::GetStatsResponse response;
+    const grpc::Status status =
+        stub_->GetStats(&context, v1::GetStatsRequest(), &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return FromProto(response);
+  }
+
+  absl::StatusOr<MetricsText> GetMetrics() override {
+    grpc::ClientContext context;
+    client_internal::SetTimeout(context, deadline_);
+    v1::GetMetricsResponse response;
+    const grpc::Status status =
+        stub_->GetMetrics(&context, v1::GetMetricsRequest(), &response);
+    if (!status.ok()) return FromGrpcStatus(status);
+    return MetricsText{std::move(*response.mutable_content_type()),
+                       std::move(*response.mutable_text())};
+  }
+
+ private:
+  // Constant after construction.
+  const std::unique_ptr<v1::Admin::Stub> stub_;
+  const absl::Duration deadline_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AdminClient>> AdminClient::Connect(
+    absl::string_view target, const ClientOptions& options) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      client_internal::OpenSidecarChannel(target, options);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<GrpcAdminClient>(*std::move(channel), options);
+}
+
+}  // namespace tailgate

@@ -1,0 +1,182 @@
+#include "client/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "client/sidecar_channel.h"
+#include "proto/tailgate/v1/tailgate.grpc.pb.h"
+
+namespace tailgate {
+namespace {
+
+using client_internal::FromGrpcStatus;
+
+absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
+    absl::Duration duration, absl::string_view field) {
+  if (duration == absl::InfiniteDuration() ||
+      duration == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be finite"));
+  }
+  google::protobuf::Duration proto;
+  const int64_t seconds =
+      absl::IDivDuration(duration, absl::Seconds(1), &duration);
+  proto.set_seconds(seconds);
+  proto.set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(duration)));
+  return proto;
+}
+
+absl::Duration FromProtoDuration(const google::protobuf::Duration& proto) {
+  return absl::Seconds(proto.seconds()) + absl::Nanoseconds(proto.nanos());
+}
+
+absl::StatusOr<v1::ReadRequest> ToProto(const ReadRequest& request) {
+  v1::ReadRequest proto;
+  proto.set_path(request.path);
+  proto.set_method(request.method == Method::kHead ? v1::METHOD_HEAD
+                                                   : v1::METHOD_GET);
+  for (const Header& header : request.headers) {
+    v1::Header* added = proto.add_headers();
+    added->set_name(header.name);
+    added->set_value(header.value);
+  }
+  proto.set_upstream(request.upstream);
+  if (request.disable_hedge) proto.mutable_hedge()->set_disable(true);
+  if (request.hedge_delay != absl::ZeroDuration()) {
+    absl::StatusOr<google::protobuf::Duration> delay =
+        ToProtoDuration(request.hedge_delay, "hedge_delay");
+    if (!delay.ok()) return delay.status();
+    *proto.mutable_hedge()->mutable_delay() = *delay;
+  }
+  return proto;
+}
+
+ReadResponse FromProto(v1::ReadResponse& proto) {
+  ReadResponse response;
+  response.status = proto.status();
+  response.headers.reserve(proto.headers_size());
+  for (v1::Header& header : *proto.mutable_headers()) {
+    response.headers.push_back({std::move(*header.mutable_name()),
+                                std::move(*header.mutable_value())});
+  }
+  response.body = std::move(*proto.mutable_body());
+  const v1::ReadTrace& trace = proto.trace();
+  response.trace.attempts = trace.attempts();
+  response.trace.hedged = trace.hedged();
+  response.trace.hedge_won = trace.hedge_won();
+  response.trace.replica = trace.replica();
+  response.trace.latency = FromProtoDuration(trace.latency());
+  return response;
+}
+
+// One ReadAsync call in flight: what gRPC needs to outlive the call.
+struct PendingRead {
+  grpc::ClientContext context;
+  v1::ReadRequest request;
+  v1::ReadResponse response;
+  Client::ReadCallback done;
+};
+
+class GrpcClient final : public Client {
+ public:
+  GrpcClient(std::shared_ptr<grpc::Channel> channel,
+             const ClientOptions& options)
+      : channel_(std::move(channel)),
+        stub_(v1::HedgedRead::NewStub(channel_)),
+        default_deadline_(options.default_deadline) {}
+
+  ~GrpcClient() override {
+    // The callback of a cancelled call may run inline in TryCancel, and it
+    // takes mu_: cancel without holding it, keeping the calls alive.
+    std::vector<std::shared_ptr<PendingRead>> in_flight;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [unused, read] : pending_) in_flight.push_back(read);
+    }
+    for (const auto& read : in_flight) read->context.TryCancel();
+    in_flight.clear();
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](Pending* pending) { return pending->empty(); }, &pending_));
+  }
+
+  absl::StatusOr<ReadResponse> Read(const ReadRequest& request) override {
+    absl::Notification finished;
+    absl::StatusOr<ReadResponse> result;
+    ReadAsync(request, [&](absl::StatusOr<ReadResponse> response) {
+      result = std::move(response);
+      finished.Notify();
+    });
+    finished.WaitForNotification();
+    return result;
+  }
+
+  void ReadAsync(const ReadRequest& request, ReadCallback done) override {
+    absl::StatusOr<v1::ReadRequest> proto = ToProto(request);
+    if (!proto.ok()) {
+      std::move(done)(proto.status());
+      return;
+    }
+    auto read = std::make_shared<PendingRead>();
+    read->request = *std::move(proto);
+    read->done = std::move(done);
+    client_internal::SetTimeout(read->context,
+                                request.deadline == absl::ZeroDuration()
+                                    ? default_deadline_
+                                    : request.deadline);
+    PendingRead* const raw = read.get();
+    {
+      absl::MutexLock lock(&mu_);
+      pending_.emplace(raw, std::move(read));
+    }
+    stub_->async()->Read(
+        &raw->context, &raw->request, &raw->response,
+        [this, raw](grpc::Status status) { Complete(*raw, status); });
+  }
+
+ private:
+  using Pending =
+      absl::flat_hash_map<PendingRead*, std::shared_ptr<PendingRead>>;
+
+  void Complete(PendingRead& read, const grpc::Status& status) {
+    if (status.ok()) {
+      std::move(read.done)(FromProto(read.response));
+    } else {
+      std::move(read.done)(FromGrpcStatus(status));
+    }
+    std::shared_ptr<PendingRead> last_reference;  // freed after unlocking
+    absl::MutexLock lock(&mu_);
+    auto it = pending_.find(&read);
+    last_reference = std::move(it->second);
+    pending_.erase(it);
+  }
+
+  // Constant after construction.
+  const std::shared_ptr<grpc::Channel> channel_;
+  const std::unique_ptr<v1::HedgedRead::Stub> stub_;
+  const absl::Duration default_deadline_;
+
+  absl::Mutex mu_;
+  // Every ReadAsync whose callback has not returned yet.
+  Pending pending_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
+    absl::string_view target, const ClientOptions& options) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      client_internal::OpenSidecarChannel(target, options);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<GrpcClient>(*std::move(channel), options);
+}
+
+}  // namespace tailgate

@@ -1,0 +1,131 @@
+// Client: reads through the Tailgate sidecar (tailgate.v1.HedgedRead).
+//
+// A Client sends one read descriptor per call and returns the upstream HTTP
+// answer with the trace of how the sidecar obtained it. gRPC types stay out
+// of this header: requests and responses are plain structs, durations are
+// absl::Duration, and a failed call is an absl::Status carrying the gRPC code
+// and message unchanged (see proto/tailgate/v1/tailgate.proto for what each
+// code means).
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<tailgate::Client>> client =
+//       tailgate::Client::Connect("127.0.0.1:8080");
+//   if (!client.ok()) return client.status();
+//   tailgate::ReadRequest request;
+//   request.path = "/users/42";
+//   request.deadline = absl::Milliseconds(250);
+//   absl::StatusOr<tailgate::ReadResponse> response = (*client)->Read(request);
+//   if (!response.ok()) return response.status();  // e.g. DEADLINE_EXCEEDED
+//   if (response->status >= 500) ...;               // an upstream answer
+//
+// Thread safety: a Client is safe to use from any thread, concurrently.
+// ReadAsync callbacks run on a gRPC thread: they must not block (and must not
+// call Read, which blocks).
+
+#ifndef TAILGATE_CLIENT_CLIENT_H_
+#define TAILGATE_CLIENT_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace tailgate {
+
+enum class Method { kGet, kHead };
+
+// One HTTP header field.
+struct Header {
+  std::string name;
+  std::string value;
+
+  bool operator==(const Header& other) const {
+    return name == other.name && value == other.value;
+  }
+};
+
+// A read descriptor (tailgate.v1.ReadRequest) plus the call's deadline.
+struct ReadRequest {
+  // Origin-form target, "/p/a%2Fb?q=1"; sent byte for byte.
+  std::string path;
+  Method method = Method::kGet;
+  std::vector<Header> headers;
+  // Replica set; empty selects the sidecar's default set.
+  std::string upstream;
+  // No speculative hedge for this read (a failed primary may still fall
+  // back to another replica).
+  bool disable_hedge = false;
+  // Hedge delay for this read; zero uses the sidecar's --hedge_delay.
+  // REQUIRES: finite.
+  absl::Duration hedge_delay = absl::ZeroDuration();
+  // Deadline of the call, from when it starts; zero uses
+  // ClientOptions::default_deadline, absl::InfiniteDuration() sets none (the
+  // sidecar's --timeout still caps the read).
+  absl::Duration deadline = absl::ZeroDuration();
+};
+
+// How the sidecar obtained the answer (tailgate.v1.ReadTrace).
+struct ReadTrace {
+  uint32_t attempts = 0;   // 1 or 2
+  bool hedged = false;     // an extra attempt was launched
+  bool hedge_won = false;  // the extra attempt answered
+  std::string replica;     // configured URL of the replica that answered
+  absl::Duration latency = absl::ZeroDuration();  // measured by the sidecar
+};
+
+// An upstream HTTP answer, whatever its status (tailgate.v1.ReadResponse).
+struct ReadResponse {
+  int status = 0;
+  std::vector<Header> headers;
+  std::string body;  // binary; empty for HEAD
+  ReadTrace trace;
+};
+
+struct ClientOptions {
+  // Deadline of a call that sets none of its own.
+  absl::Duration default_deadline = absl::Seconds(5);
+  // Positive: Connect waits this long for the channel to be ready and fails
+  // with UNAVAILABLE otherwise. Zero: Connect does not wait; the first call
+  // connects (and fails with UNAVAILABLE if it cannot).
+  absl::Duration connect_timeout = absl::ZeroDuration();
+  // Largest response message accepted. gRPC's own default (4 MiB) is below
+  // the sidecar's default --max_response_bytes plus headers; this default
+  // covers its 64 MiB hard cap.
+  int max_receive_message_bytes = 80 << 20;
+};
+
+class Client {
+ public:
+  using ReadCallback =
+      absl::AnyInvocable<void(absl::StatusOr<ReadResponse>) &&>;
+
+  // Opens an insecure channel to the sidecar's main listener: `target` is
+  // "host:port", "[ipv6]:port", "unix:/path" or any other gRPC target URI.
+  // INVALID_ARGUMENT for an empty target; UNAVAILABLE when
+  // options.connect_timeout is positive and passes.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+      absl::string_view target, const ClientOptions& options = {});
+
+  // Cancels the reads still in flight (their callbacks get CANCELLED) and
+  // waits until every ReadAsync callback has returned.
+  // REQUIRES: not called from a ReadAsync callback of this Client.
+  virtual ~Client() = default;
+
+  // Performs one read and blocks until it is over. An upstream answer of any
+  // HTTP status is OK; a non-OK status has the gRPC call's code and message.
+  virtual absl::StatusOr<ReadResponse> Read(const ReadRequest& request) = 0;
+
+  // Starts one read and returns at once; `done` runs exactly once, with what
+  // Read would have returned, on a gRPC thread. A request rejected before it
+  // is sent (INVALID_ARGUMENT) runs `done` on the calling thread.
+  virtual void ReadAsync(const ReadRequest& request, ReadCallback done) = 0;
+};
+
+}  // namespace tailgate
+
+#endif  // TAILGATE_CLIENT_CLIENT_H_

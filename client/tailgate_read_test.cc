@@ -1,0 +1,318 @@
+// Runs the tailgate_read binary against an in-process fake sidecar and
+// checks what a user sees: stdout, stderr and the exit code.
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/exit_codes.h"
+#include "client/testing/fake_sidecar.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+extern char** environ;
+
+namespace tailgate::cli {
+namespace {
+
+using testing::FakeSidecar;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+std::string TempPath(absl::string_view name) {
+  static int counter = 0;
+  const char* dir = getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name, "-", getpid(),
+                      "-", ++counter);
+}
+
+// Runs client/tailgate_read (a data dependency, relative to the runfiles
+// root the test starts in) with `args`; stdout goes to `stdout_path`, or to
+// a temporary file returned in Outcome::out.
+Outcome RunTailgateRead(const std::vector<std::string>& args,
+                        const std::string& stdout_path = "") {
+  const std::string out_path =
+      stdout_path.empty() ? TempPath("stdout") : stdout_path;
+  const std::string err_path = TempPath("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::string program = "client/tailgate_read";
+  std::vector<char*> argv = {program.data()};
+  std::vector<std::string> copies = args;
+  for (std::string& arg : copies) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  Outcome outcome;
+  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr,
+                                  argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    ADD_FAILURE() << "posix_spawn " << program << ": " << strerror(spawned);
+    return outcome;
+  }
+  int wait_status = 0;
+  waitpid(pid, &wait_status, 0);
+  outcome.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+  if (stdout_path.empty()) outcome.out = ReadFile(out_path);
+  outcome.err = ReadFile(err_path);
+  return outcome;
+}
+
+int LineCount(const std::string& text) {
+  return static_cast<int>(
+      std::vector<std::string>(absl::StrSplit(text, '\n', absl::SkipEmpty()))
+          .size());
+}
+
+class TailgateReadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_ = FakeSidecar::Start();
+    ASSERT_NE(fake_, nullptr);
+  }
+
+  Outcome Read(std::vector<std::string> args) {
+    args.insert(args.begin(), absl::StrCat("--target=", fake_->target()));
+    return RunTailgateRead(args);
+  }
+
+  Outcome Admin(std::vector<std::string> args) {
+    args.insert(args.begin(), absl::StrCat("--admin=", fake_->target()));
+    return RunTailgateRead(args);
+  }
+
+  std::unique_ptr<FakeSidecar> fake_;
+};
+
+TEST_F(TailgateReadTest, WritesTheBodyToStdoutAndExitsZero) {
+  const Outcome run = Read({"/hello"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_EQ(run.out, "hello from /hello\n");
+  EXPECT_THAT(run.err, IsEmpty());
+}
+
+TEST_F(TailgateReadTest, BodyIsByteExact) {
+  const Outcome run = Read({"/binary"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  ASSERT_EQ(run.out.size(), 256u);
+  for (int byte = 0; byte < 256; ++byte) {
+    EXPECT_EQ(static_cast<unsigned char>(run.out[byte]), byte);
+  }
+}
+
+TEST_F(TailgateReadTest, Http404ExitsWithTheClientErrorCode) {
+  const Outcome run = Read({"/status/404"});
+  EXPECT_EQ(run.exit_code, kExitHttp4xx);
+  EXPECT_EQ(run.out, "status 404\n");  // curl-like: the body still goes out
+}
+
+TEST_F(TailgateReadTest, Http503ExitsWithTheServerErrorCode) {
+  const Outcome run = Read({"/status/503"});
+  EXPECT_EQ(run.exit_code, kExitHttp5xx);
+  EXPECT_EQ(run.out, "status 503\n");
+}
+
+TEST_F(TailgateReadTest, Http304IsSuccess) {
+  EXPECT_EQ(Read({"/status/304"}).exit_code, kExitOk);
+}
+
+TEST_F(TailgateReadTest, VerbosePrintsRequestStatusHeadersAndTrace) {
+  const Outcome run = Read({"-v", "-H", "Accept: text/plain", "/hedged"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_EQ(run.out, "hedged\n");
+  EXPECT_THAT(run.err, HasSubstr("> GET /hedged\n> Accept: text/plain\n"));
+  EXPECT_THAT(run.err, HasSubstr("< HTTP 200\n< content-type: text/plain\n"
+                                 "< x-fake: yes\n"));
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("* trace attempts=2 hedged=true "
+                                              "hedge_won=true replica=",
+                                              testing::kHedgeReplica,
+                                              " latency=12.5ms\n")));
+}
+
+TEST_F(TailgateReadTest, OptionsBecomeTheDescriptor) {
+  const Outcome run =
+      Read({"--head", "-H", "Accept: text/plain", "-HX-Trace:abc", "--upstream",
+            "eu", "--hedge_delay=15ms", "/p/a%2Fb?q=1"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_EQ(run.out, "");  // HEAD
+  const v1::ReadRequest sent = fake_->last_request();
+  EXPECT_EQ(sent.path(), "/p/a%2Fb?q=1");
+  EXPECT_EQ(sent.method(), v1::METHOD_HEAD);
+  ASSERT_EQ(sent.headers_size(), 2);
+  EXPECT_EQ(sent.headers(0).name(), "Accept");
+  EXPECT_EQ(sent.headers(0).value(), "text/plain");
+  EXPECT_EQ(sent.headers(1).name(), "X-Trace");
+  EXPECT_EQ(sent.headers(1).value(), "abc");
+  EXPECT_EQ(sent.upstream(), "eu");
+  EXPECT_FALSE(sent.hedge().disable());
+  EXPECT_EQ(sent.hedge().delay().nanos(), 15000000);
+}
+
+TEST_F(TailgateReadTest, NoHedgeDisablesHedging) {
+  EXPECT_EQ(Read({"--no-hedge", "/x"}).exit_code, kExitOk);
+  EXPECT_TRUE(fake_->last_request().hedge().disable());
+}
+
+struct ErrorCase {
+  const char* code_name;
+  int exit_code;
+};
+
+class ErrorExitCodeTest : public TailgateReadTest,
+                          public ::testing::WithParamInterface<ErrorCase> {};
+
+TEST_P(ErrorExitCodeTest, EachGrpcErrorClassHasItsExitCode) {
+  const Outcome run = Read({absl::StrCat("/grpc/", GetParam().code_name)});
+  EXPECT_EQ(run.exit_code, GetParam().exit_code);
+  EXPECT_THAT(run.out, IsEmpty());
+  EXPECT_EQ(run.err, absl::StrCat("tailgate_read: ", GetParam().code_name,
+                                  ": fake ", GetParam().code_name, "\n"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllClasses, ErrorExitCodeTest,
+    ::testing::Values(ErrorCase{"INVALID_ARGUMENT", kExitInvalidArgument},
+                      ErrorCase{"NOT_FOUND", kExitNotFound},
+                      ErrorCase{"RESOURCE_EXHAUSTED", kExitResourceExhausted},
+                      ErrorCase{"UNAVAILABLE", kExitUnavailable},
+                      ErrorCase{"DEADLINE_EXCEEDED", kExitDeadlineExceeded},
+                      ErrorCase{"CANCELLED", kExitCancelled},
+                      ErrorCase{"INTERNAL", kExitOtherError},
+                      ErrorCase{"UNIMPLEMENTED", kExitOtherError}),
+    [](const ::testing::TestParamInfo<ErrorCase>& info) {
+      return std::string(info.param.code_name);
+    });
+
+TEST_F(TailgateReadTest, DeadlineEndsAHangingRead) {
+  const Outcome run = Read({"--deadline=200ms", "/hang"});
+  EXPECT_EQ(run.exit_code, kExitDeadlineExceeded);
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: DEADLINE_EXCEEDED: "));
+  EXPECT_EQ(LineCount(run.err), 1);
+}
+
+TEST_F(TailgateReadTest, UnreachableSidecarIsUnavailable) {
+  std::string closed_target;
+  {
+    std::unique_ptr<FakeSidecar> gone = FakeSidecar::Start();
+    closed_target = gone->target();
+  }
+  const Outcome run =
+      RunTailgateRead({absl::StrCat("--target=", closed_target), "/x"});
+  EXPECT_EQ(run.exit_code, kExitUnavailable);
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: UNAVAILABLE: "));
+}
+
+TEST_F(TailgateReadTest, UnwritableStdoutIsAnOutputError) {
+  const Outcome run = RunTailgateRead(
+      {absl::StrCat("--target=", fake_->target()), "/hello"}, "/dev/full");
+  EXPECT_EQ(run.exit_code, kExitOutputError);
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: cannot write to stdout"));
+}
+
+TEST_F(TailgateReadTest, StatsPrintsATable) {
+  const Outcome run = Admin({"stats"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_THAT(run.out, HasSubstr("requests           10\n"));
+  EXPECT_THAT(run.out, HasSubstr("amplification      1.2\n"));
+  EXPECT_THAT(run.out, HasSubstr(testing::kHedgeReplica));
+  EXPECT_THAT(run.out, HasSubstr("half-open"));
+}
+
+TEST_F(TailgateReadTest, StatsJsonPrintsOneObject) {
+  const Outcome run = Admin({"stats", "--json"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_THAT(run.out, StartsWith("{\"requests\":10,\"rejected\":1,"));
+  EXPECT_THAT(run.out, HasSubstr("\"circuit\":\"half-open\""));
+  EXPECT_EQ(LineCount(run.out), 1);
+}
+
+TEST_F(TailgateReadTest, MetricsPrintsThePrometheusText) {
+  const Outcome run = Admin({"metrics"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_EQ(run.out, testing::kMetricsText);
+}
+
+TEST(TailgateReadAdminTest, UnreachableAdminIsUnavailable) {
+  std::string closed_target;
+  {
+    std::unique_ptr<FakeSidecar> gone = FakeSidecar::Start();
+    closed_target = gone->target();
+  }
+  const Outcome run =
+      RunTailgateRead({absl::StrCat("--admin=", closed_target), "stats"});
+  EXPECT_EQ(run.exit_code, kExitUnavailable);
+}
+
+TEST(TailgateReadHelpTest, HelpDocumentsOptionsAndExitCodes) {
+  const Outcome run = RunTailgateRead({"--help"});
+  EXPECT_EQ(run.exit_code, kExitOk);
+  for (const char* expected :
+       {"--target=ADDR", "--head", "-H 'Name: value'", "--upstream=NAME",
+        "--deadline=DUR", "--no_hedge", "--hedge_delay=DUR", "-v, --verbose",
+        "stats [--json]", "metrics", "Exit codes:", "RESOURCE_EXHAUSTED",
+        "  14  DEADLINE_EXCEEDED"}) {
+    EXPECT_THAT(run.out, HasSubstr(expected));
+  }
+}
+
+class UsageErrorTest
+    : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(UsageErrorTest, PrintsOneLineAndExitsTwo) {
+  const Outcome run = RunTailgateRead(GetParam());
+  EXPECT_EQ(run.exit_code, kExitUsage);
+  EXPECT_THAT(run.out, IsEmpty());
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: "));
+  EXPECT_EQ(LineCount(run.err), 1) << run.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInput, UsageErrorTest,
+    ::testing::Values(std::vector<std::string>{},
+                      std::vector<std::string>{"--bogus", "/x"},
+                      std::vector<std::string>{"-x", "/x"},
+                      std::vector<std::string>{"relative/path"},
+                      std::vector<std::string>{"http://host/x"},
+                      std::vector<std::string>{"/x", "/y"},
+                      std::vector<std::string>{"--deadline=soon", "/x"},
+                      std::vector<std::string>{"--deadline=-1s", "/x"},
+                      std::vector<std::string>{"--hedge_delay=0", "/x"},
+                      std::vector<std::string>{"-H", "no-colon", "/x"},
+                      std::vector<std::string>{"/x", "-H"},
+                      std::vector<std::string>{"--no_hedge",
+                                               "--hedge_delay=5ms", "/x"},
+                      std::vector<std::string>{"--head=yes", "/x"},
+                      std::vector<std::string>{"--json", "/x"},
+                      std::vector<std::string>{"-v", "stats"},
+                      std::vector<std::string>{"--target=", "/x"}));
+
+}  // namespace
+}  // namespace tailgate::cli

@@ -1,0 +1,209 @@
+#include "client/testing/fake_sidecar.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "proto/tailgate/v1/tailgate.grpc.pb.h"
+
+namespace tailgate::testing {
+namespace {
+
+void SetDuration(absl::Duration duration, google::protobuf::Duration* proto) {
+  const int64_t seconds =
+      absl::IDivDuration(duration, absl::Seconds(1), &duration);
+  proto->set_seconds(seconds);
+  proto->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(duration)));
+}
+
+// The gRPC code named `name` ("NOT_FOUND"), UNKNOWN for a name it is not.
+grpc::StatusCode CodeNamed(absl::string_view name) {
+  for (int code = 0; code <= grpc::StatusCode::UNAUTHENTICATED; ++code) {
+    if (absl::StatusCodeToString(static_cast<absl::StatusCode>(code)) == name) {
+      return static_cast<grpc::StatusCode>(code);
+    }
+  }
+  return grpc::StatusCode::UNKNOWN;
+}
+
+// Finishes only when the call is cancelled (by the client, its deadline or
+// the server's shutdown).
+class HangingReactor final : public grpc::ServerUnaryReactor {
+ public:
+  void OnCancel() override { Finish(grpc::Status::CANCELLED); }
+  void OnDone() override { delete this; }
+};
+
+void Answer(int status, absl::string_view body, v1::ReadResponse& response) {
+  response.set_status(status);
+  response.set_body(std::string(body));
+  if (status >= 200 && status < 300) {
+    v1::Header* type = response.add_headers();
+    type->set_name("content-type");
+    type->set_value("text/plain");
+    v1::Header* fake = response.add_headers();
+    fake->set_name("x-fake");
+    fake->set_value("yes");
+  }
+  v1::ReadTrace& trace = *response.mutable_trace();
+  trace.set_attempts(1);
+  trace.set_replica(kPrimaryReplica);
+  SetDuration(absl::Milliseconds(3), trace.mutable_latency());
+}
+
+// The scripted answer to `request`: an error, or OK with `response` set.
+grpc::Status Script(const v1::ReadRequest& request,
+                    v1::ReadResponse& response) {
+  absl::string_view path = request.path();
+  int http_status = 0;
+  if (absl::ConsumePrefix(&path, "/status/") &&
+      absl::SimpleAtoi(path, &http_status)) {
+    Answer(http_status, absl::StrCat("status ", http_status, "\n"), response);
+  } else if (absl::ConsumePrefix(&path, "/grpc/")) {
+    return grpc::Status(CodeNamed(path), absl::StrCat("fake ", path));
+  } else if (request.path() == "/binary") {
+    std::string body;
+    for (int byte = 0; byte < 256; ++byte)
+      body.push_back(static_cast<char>(byte));
+    Answer(200, body, response);
+  } else if (request.path() == "/hedged") {
+    Answer(200, "hedged\n", response);
+    *response.mutable_trace() = HedgedTrace();
+  } else {
+    const bool head = request.method() == v1::METHOD_HEAD;
+    Answer(200, head ? "" : absl::StrCat("hello from ", request.path(), "\n"),
+           response);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+v1::ReadTrace HedgedTrace() {
+  v1::ReadTrace trace;
+  trace.set_attempts(2);
+  trace.set_hedged(true);
+  trace.set_hedge_won(true);
+  trace.set_replica(kHedgeReplica);
+  SetDuration(absl::Microseconds(12500), trace.mutable_latency());
+  return trace;
+}
+
+v1::GetStatsResponse CannedStats() {
+  v1::GetStatsResponse stats;
+  stats.set_requests(10);
+  stats.set_rejected(1);
+  stats.set_attempts(12);
+  stats.set_hedges(2);
+  stats.set_hedge_wins(1);
+  stats.set_timeouts(3);
+  stats.set_backend_failures(4);
+  stats.set_in_flight(5);
+  stats.set_amplification(1.2);
+  stats.set_hedge_credits(2.5);
+  v1::ReplicaStats* a = stats.add_replicas();
+  a->set_url(kPrimaryReplica);
+  a->set_circuit(v1::CIRCUIT_CLOSED);
+  a->set_generation(0);
+  a->set_attempts(8);
+  a->set_failures(1);
+  a->set_in_flight(2);
+  v1::ReplicaStats* b = stats.add_replicas();
+  b->set_url(kHedgeReplica);
+  b->set_circuit(v1::CIRCUIT_HALF_OPEN);
+  b->set_generation(2);
+  b->set_attempts(4);
+  b->set_failures(3);
+  b->set_in_flight(0);
+  return stats;
+}
+
+class FakeSidecar::Services final : public v1::HedgedRead::CallbackService,
+                                    public v1::Admin::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* Read(grpc::CallbackServerContext* context,
+                                 const v1::ReadRequest* request,
+                                 v1::ReadResponse* response) override {
+    {
+      absl::MutexLock lock(&mu_);
+      last_request_ = *request;
+    }
+    if (request->path() == "/hang") return new HangingReactor();
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(Script(*request, *response));
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
+                                     const v1::GetStatsRequest*,
+                                     v1::GetStatsResponse* response) override {
+    *response = CannedStats();
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* GetMetrics(
+      grpc::CallbackServerContext* context, const v1::GetMetricsRequest*,
+      v1::GetMetricsResponse* response) override {
+    response->set_content_type(kMetricsContentType);
+    response->set_text(kMetricsText);
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  v1::ReadRequest last_request() const {
+    absl::MutexLock lock(&mu_);
+    return last_request_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  v1::ReadRequest last_request_ ABSL_GUARDED_BY(mu_);
+};
+
+std::unique_ptr<FakeSidecar> FakeSidecar::Start(const std::string& address) {
+  auto services = std::make_unique<Services>();
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(
+      static_cast<v1::HedgedRead::CallbackService*>(services.get()));
+  builder.RegisterService(
+      static_cast<v1::Admin::CallbackService*>(services.get()));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) return nullptr;
+  std::string target = address;
+  if (!absl::StartsWith(address, "unix:")) {
+    target = absl::StrCat(address.substr(0, address.rfind(':')), ":", port);
+  }
+  return std::unique_ptr<FakeSidecar>(new FakeSidecar(
+      std::move(services), std::move(server), std::move(target)));
+}
+
+FakeSidecar::FakeSidecar(std::unique_ptr<Services> services,
+                         std::unique_ptr<grpc::Server> server,
+                         std::string target)
+    : services_(std::move(services)),
+      server_(std::move(server)),
+      target_(std::move(target)) {}
+
+FakeSidecar::~FakeSidecar() {
+  // Cancels the calls still in flight at once (the hanging ones).
+  server_->Shutdown(std::chrono::system_clock::now());
+  server_->Wait();
+}
+
+v1::ReadRequest FakeSidecar::last_request() const {
+  return services_->last_request();
+}
+
+}  // namespace tailgate::testing

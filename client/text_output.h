@@ -1,0 +1,47 @@
+// What tailgate_read prints: the -v transcript of a read, the stats table
+// and JSON, and error lines.
+//
+// Example (-v of a hedged read):
+//   * target=127.0.0.1:8080 upstream=(default) deadline=5s hedge=(default)
+//   > GET /users/42
+//   > Accept: application/json
+//   < HTTP 200
+//   < content-type: application/json
+//   * trace attempts=2 hedged=true hedge_won=true
+//   replica=http://10.0.0.2:8000 latency=12.5ms   (one line)
+//
+// Thread safety: pure functions.
+
+#ifndef TAILGATE_CLIENT_TEXT_OUTPUT_H_
+#define TAILGATE_CLIENT_TEXT_OUTPUT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "client/admin_client.h"
+#include "client/client.h"
+
+namespace tailgate::cli {
+
+// The "*" and ">" lines: where the read goes and what it sends.
+std::string FormatRequest(absl::string_view target, absl::Duration deadline,
+                          const ReadRequest& request);
+
+// The "<" lines (status line, headers) and the "* trace" line.
+std::string FormatResponse(const ReadResponse& response);
+
+// "tailgate_read: UNAVAILABLE: message\n", on one line whatever the message.
+std::string FormatError(const absl::Status& status);
+
+// The counters as aligned "name  value" rows, then one row per replica.
+std::string FormatStatsTable(const SidecarStats& stats);
+
+// One JSON object: the proto's field names, numbers as numbers, circuit as
+// "closed" | "open" | "half-open" | "unspecified".
+std::string FormatStatsJson(const SidecarStats& stats);
+
+}  // namespace tailgate::cli
+
+#endif  // TAILGATE_CLIENT_TEXT_OUTPUT_H_

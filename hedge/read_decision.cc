@@ -1,0 +1,236 @@
+#include "hedge/read_decision.h"
+
+#include <utility>
+
+#include "absl/base/macros.h"
+
+namespace tailgate::hedge {
+namespace {
+
+Action Launch(int attempt, size_t replica, AttemptKind kind) {
+  Action action{Action::Type::kLaunch};
+  action.attempt = attempt;
+  action.replica = replica;
+  action.kind = kind;
+  return action;
+}
+
+Action ArmHedgeTimer(absl::Time at) {
+  Action action{Action::Type::kArmHedgeTimer};
+  action.at = at;
+  return action;
+}
+
+Action Cancel(int attempt) {
+  Action action{Action::Type::kCancel};
+  action.attempt = attempt;
+  return action;
+}
+
+Action ExtraSkipped(SkipReason reason) {
+  Action action{Action::Type::kExtraSkipped};
+  action.skip = reason;
+  return action;
+}
+
+Action FinishWith(int attempt) {
+  Action action{Action::Type::kFinish};
+  action.attempt = attempt;
+  return action;
+}
+
+Action FinishWith(ReadError error) {
+  Action action{Action::Type::kFinish};
+  action.error = error;
+  return action;
+}
+
+}  // namespace
+
+const char* AttemptKindName(AttemptKind kind) {
+  switch (kind) {
+    case AttemptKind::kPrimary:
+      return "primary";
+    case AttemptKind::kHedge:
+      return "hedge";
+    case AttemptKind::kFallback:
+      return "fallback";
+  }
+  return "unknown";
+}
+
+const char* ReadErrorName(ReadError error) {
+  switch (error) {
+    case ReadError::kOverloaded:
+      return "overloaded";
+    case ReadError::kNoReplica:
+      return "no_replica";
+    case ReadError::kDeadlineExceeded:
+      return "deadline_exceeded";
+    case ReadError::kCancelled:
+      return "cancelled";
+    case ReadError::kTooLarge:
+      return "too_large";
+    case ReadError::kUpstreamFailure:
+      return "upstream_failure";
+  }
+  return "unknown";
+}
+
+const char* SkipReasonName(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kNoReplica:
+      return "no_replica";
+    case SkipReason::kNoCapacity:
+      return "no_capacity";
+    case SkipReason::kNoBudget:
+      return "no_budget";
+  }
+  return "unknown";
+}
+
+ReadDecision::ReadDecision(const ReadPolicy& policy, const ReadOptions& options)
+    : policy_(policy), options_(options) {}
+
+Actions ReadDecision::Start(absl::Time now) {
+  Actions out;
+  if (finished_ || launched_ > 0) return out;
+  std::optional<ReplicaPick> pick = policy_.picker->PickPrimary(now);
+  if (!pick.has_value()) {
+    FinishWithError(ReadError::kNoReplica, out);
+    return out;
+  }
+  std::optional<Permit> permit = policy_.limits->TryStartAttempt();
+  if (!permit.has_value()) {
+    policy_.picker->breaker(pick->replica).OnCancel(pick->ticket);
+    FinishWithError(ReadError::kOverloaded, out);
+    return out;
+  }
+  attempts_[0] = Attempt{AttemptKind::kPrimary, pick->replica, pick->ticket,
+                         *std::move(permit), /*in_flight=*/true};
+  launched_ = 1;
+  out.push_back(Launch(0, pick->replica, AttemptKind::kPrimary));
+  if (!options_.hedge_disabled) {
+    out.push_back(ArmHedgeTimer(now + options_.hedge_delay));
+  }
+  return out;
+}
+
+Actions ReadDecision::OnHedgeTimer(absl::Time now) {
+  Actions out;
+  if (finished_ || options_.hedge_disabled || extra_decided_) return out;
+  TryLaunchExtra(AttemptKind::kHedge, now, out);
+  return out;
+}
+
+Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
+                                    absl::Time now) {
+  Actions out;
+  if (finished_) return out;
+  const bool valid =
+      attempt >= 0 && attempt < launched_ && attempts_[attempt].in_flight;
+  ABSL_ASSERT(valid);
+  if (!valid) return out;
+  Attempt& done = attempts_[attempt];
+  done.in_flight = false;
+  done.permit.Release();
+  CircuitBreaker& breaker = policy_.picker->breaker(done.replica);
+  if (outcome == AttemptOutcome::kSuccess) {
+    breaker.OnSuccess(done.ticket, now);
+    CancelInFlight(out);
+    out.push_back(FinishWith(attempt));
+    finished_ = true;
+    return out;
+  }
+  breaker.OnFailure(done.ticket, now);
+  if (outcome == AttemptOutcome::kServerError) last_server_error_ = attempt;
+  if (outcome == AttemptOutcome::kTooLarge) saw_too_large_ = true;
+  // The primary failed before the hedge timer: fall back at once.
+  if (!extra_decided_) TryLaunchExtra(AttemptKind::kFallback, now, out);
+  if (InFlight() == 0) FinishAfterFailures(out);
+  return out;
+}
+
+Actions ReadDecision::OnDeadline(absl::Time /*now*/) {
+  Actions out;
+  if (finished_) return out;
+  CancelInFlight(out);
+  FinishWithError(ReadError::kDeadlineExceeded, out);
+  return out;
+}
+
+Actions ReadDecision::OnCancel(absl::Time /*now*/) {
+  Actions out;
+  if (finished_) return out;
+  CancelInFlight(out);
+  FinishWithError(ReadError::kCancelled, out);
+  return out;
+}
+
+void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
+                                  Actions& out) {
+  extra_decided_ = true;
+  const size_t primary = attempts_[0].replica;
+  ReplicaPicker& picker = *policy_.picker;
+  // Cheapest refusal first, and nothing taken that a later check would
+  // have to give back, except in the race below.
+  if (!picker.HasAlternate(primary, now)) {
+    out.push_back(ExtraSkipped(SkipReason::kNoReplica));
+    return;
+  }
+  std::optional<Permit> permit = policy_.limits->TryStartAttempt();
+  if (!permit.has_value()) {
+    out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
+    return;
+  }
+  if (!policy_.budget->TryConsume()) {
+    out.push_back(ExtraSkipped(SkipReason::kNoBudget));
+    return;
+  }
+  // Another read may have taken the last probe since HasAlternate; the
+  // credit is then spent without an attempt, which keeps the bound.
+  std::optional<ReplicaPick> pick = picker.PickAlternate(primary, now);
+  if (!pick.has_value()) {
+    out.push_back(ExtraSkipped(SkipReason::kNoReplica));
+    return;
+  }
+  attempts_[1] = Attempt{kind, pick->replica, pick->ticket, *std::move(permit),
+                         /*in_flight=*/true};
+  launched_ = 2;
+  out.push_back(Launch(1, pick->replica, kind));
+}
+
+void ReadDecision::CancelInFlight(Actions& out) {
+  for (int i = 0; i < launched_; ++i) {
+    Attempt& attempt = attempts_[i];
+    if (!attempt.in_flight) continue;
+    attempt.in_flight = false;
+    attempt.permit.Release();
+    policy_.picker->breaker(attempt.replica).OnCancel(attempt.ticket);
+    out.push_back(Cancel(i));
+  }
+}
+
+void ReadDecision::FinishWithError(ReadError error, Actions& out) {
+  out.push_back(FinishWith(error));
+  finished_ = true;
+}
+
+void ReadDecision::FinishAfterFailures(Actions& out) {
+  if (last_server_error_ >= 0) {
+    out.push_back(FinishWith(last_server_error_));
+    finished_ = true;
+  } else {
+    FinishWithError(saw_too_large_ ? ReadError::kTooLarge
+                                   : ReadError::kUpstreamFailure,
+                    out);
+  }
+}
+
+int ReadDecision::InFlight() const {
+  int in_flight = 0;
+  for (int i = 0; i < launched_; ++i) in_flight += attempts_[i].in_flight;
+  return in_flight;
+}
+
+}  // namespace tailgate::hedge

@@ -1,0 +1,75 @@
+// CPU cost of the pure decision path for one read: admission credit, primary
+// pick, permits, and the outcome report. Run optimised:
+//   bazel run -c opt //hedge:read_decision_benchmark
+#include <memory>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "hedge/admission_limits.h"
+#include "hedge/circuit_breaker.h"
+#include "hedge/hedge_budget.h"
+#include "hedge/read_decision.h"
+#include "hedge/replica_picker.h"
+
+namespace tailgate::hedge {
+namespace {
+
+struct Policy {
+  Policy()
+      : breakers_storage(MakeBreakers()),
+        breakers{breakers_storage[0].get(), breakers_storage[1].get()},
+        picker(breakers),
+        budget(HedgeBudgetConfig{0.25, 4}),
+        limits(AdmissionConfig{128, 160}) {}
+
+  static std::vector<std::unique_ptr<CircuitBreaker>> MakeBreakers() {
+    std::vector<std::unique_ptr<CircuitBreaker>> out;
+    out.push_back(std::make_unique<CircuitBreaker>(CircuitConfig{}));
+    out.push_back(std::make_unique<CircuitBreaker>(CircuitConfig{}));
+    return out;
+  }
+
+  std::vector<std::unique_ptr<CircuitBreaker>> breakers_storage;
+  std::vector<CircuitBreaker*> breakers;
+  ReplicaPicker picker;
+  HedgeBudget budget;
+  AdmissionLimits limits;
+};
+
+void BM_FastPrimary(benchmark::State& state) {
+  Policy policy;
+  const ReadPolicy read_policy{&policy.picker, &policy.budget, &policy.limits};
+  absl::Time now = absl::UnixEpoch();
+  for (auto _ : state) {
+    auto permit = policy.limits.TryAdmitRequest();
+    policy.budget.OnAdmission();
+    ReadDecision decision(read_policy, ReadOptions{false, absl::Milliseconds(5)});
+    benchmark::DoNotOptimize(decision.Start(now));
+    now += absl::Milliseconds(2);
+    benchmark::DoNotOptimize(
+        decision.OnAttemptDone(0, AttemptOutcome::kSuccess, now));
+  }
+}
+BENCHMARK(BM_FastPrimary);
+
+void BM_HedgedRead(benchmark::State& state) {
+  Policy policy;
+  const ReadPolicy read_policy{&policy.picker, &policy.budget, &policy.limits};
+  absl::Time now = absl::UnixEpoch();
+  for (auto _ : state) {
+    auto permit = policy.limits.TryAdmitRequest();
+    policy.budget.OnAdmission();
+    ReadDecision decision(read_policy, ReadOptions{false, absl::Milliseconds(5)});
+    benchmark::DoNotOptimize(decision.Start(now));
+    now += absl::Milliseconds(5);
+    benchmark::DoNotOptimize(decision.OnHedgeTimer(now));
+    now += absl::Milliseconds(2);
+    const int winner = decision.attempts_launched() - 1;
+    benchmark::DoNotOptimize(
+        decision.OnAttemptDone(winner, AttemptOutcome::kSuccess, now));
+  }
+}
+BENCHMARK(BM_HedgedRead);
+
+}  // namespace
+}  // namespace tailgate::hedge

@@ -1,0 +1,158 @@
+#include "hedge/transport/curl_loop.h"
+
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+
+namespace tailgate::hedge {
+namespace {
+
+// With no transfer and no timer the loop sleeps until woken; curl_multi_poll
+// still needs a finite timeout.
+constexpr int kIdlePollMillis = 60'000;
+
+}  // namespace
+
+CurlLoop::CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options)
+    : clock_(clock),
+      callbacks_(callbacks),
+      multi_(curl_multi_init()),
+      timer_fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
+  if (multi_ != nullptr) {
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_connections);
+    curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  }
+}
+
+CurlLoop::~CurlLoop() {
+  assert(!thread_.joinable());
+  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  if (timer_fd_ >= 0) close(timer_fd_);
+}
+
+absl::Status CurlLoop::Start() {
+  if (multi_ == nullptr) return absl::InternalError("curl_multi_init failed");
+  if (timer_fd_ < 0) {
+    return absl::InternalError(
+        absl::StrCat("timerfd_create failed: ", std::strerror(errno)));
+  }
+  thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
+}
+
+void CurlLoop::Stop() {
+  assert(!InLoopThread());
+  if (!thread_.joinable()) return;
+  stopping_.store(true, std::memory_order_release);
+  Wakeup();
+  thread_.join();
+}
+
+void CurlLoop::Wakeup() { curl_multi_wakeup(multi_); }
+
+bool CurlLoop::InLoopThread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+absl::Status CurlLoop::AddTransfer(CURL* easy) {
+  assert(InLoopThread());
+  const CURLMcode code = curl_multi_add_handle(multi_, easy);
+  if (code != CURLM_OK) {
+    return absl::InternalError(
+        absl::StrCat("curl_multi_add_handle: ", curl_multi_strerror(code)));
+  }
+  return absl::OkStatus();
+}
+
+void CurlLoop::RemoveTransfer(CURL* easy) {
+  assert(InLoopThread());
+  curl_multi_remove_handle(multi_, easy);
+}
+
+void CurlLoop::ArmTimer(absl::Time at, uint64_t key) {
+  assert(InLoopThread());
+  timers_.push_back(Timer{at, key});
+  std::push_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
+}
+
+void CurlLoop::Run() {
+  while (true) {
+    iterations_.fetch_add(1, std::memory_order_relaxed);
+    callbacks_.OnWakeup();
+    FireDueTimers();
+    int running = 0;
+    curl_multi_perform(multi_, &running);
+    DrainFinishedTransfers();
+    if (stopping_.load(std::memory_order_acquire)) break;
+
+    SetTimerFd();
+    curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
+    int ready = 0;
+    curl_multi_poll(multi_, &timer_wait, 1, PollTimeoutMillis(), &ready);
+    if (timer_wait.revents != 0) {
+      uint64_t expirations;
+      while (read(timer_fd_, &expirations, sizeof(expirations)) > 0) {
+      }
+      timer_fd_armed_for_ = absl::InfiniteFuture();
+    }
+  }
+  callbacks_.OnStop();
+  // Transfers the callbacks left behind are not ours to free; make sure the
+  // multi handle no longer references them.
+}
+
+void CurlLoop::FireDueTimers() {
+  if (timers_.empty()) return;
+  const absl::Time now = clock_.Now();
+  while (!timers_.empty() && timers_.front().at <= now) {
+    std::pop_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
+    const Timer timer = timers_.back();
+    timers_.pop_back();
+    timers_fired_.fetch_add(1, std::memory_order_relaxed);
+    lateness_nanos_.fetch_add(absl::ToInt64Nanoseconds(now - timer.at),
+                              std::memory_order_relaxed);
+    callbacks_.OnTimer(timer.key);
+  }
+}
+
+void CurlLoop::DrainFinishedTransfers() {
+  int queued = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi_, &queued)) {
+    if (message->msg != CURLMSG_DONE) continue;
+    // Copy before the callback removes the handle (which frees `message`).
+    CURL* const easy = message->easy_handle;
+    const CURLcode result = message->data.result;
+    callbacks_.OnTransferDone(easy, result);
+  }
+}
+
+void CurlLoop::SetTimerFd() {
+  const absl::Time next =
+      timers_.empty() ? absl::InfiniteFuture() : timers_.front().at;
+  if (next == timer_fd_armed_for_) return;
+  timer_fd_armed_for_ = next;
+  itimerspec spec{};
+  if (next != absl::InfiniteFuture()) {
+    // Relative, so an injected clock with its own epoch works too.
+    absl::Duration wait = next - clock_.Now();
+    if (wait < absl::Nanoseconds(1)) wait = absl::Nanoseconds(1);
+    spec.it_value = absl::ToTimespec(wait);
+  }
+  timerfd_settime(timer_fd_, 0, &spec, nullptr);
+}
+
+int CurlLoop::PollTimeoutMillis() {
+  long curl_millis = -1;
+  curl_multi_timeout(multi_, &curl_millis);
+  if (curl_millis < 0 || curl_millis > kIdlePollMillis) return kIdlePollMillis;
+  return static_cast<int>(curl_millis);
+}
+
+}  // namespace tailgate::hedge

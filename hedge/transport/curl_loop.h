@@ -1,0 +1,104 @@
+// CurlLoop: the engine's event-loop thread around one libcurl multi handle.
+//
+// The loop waits in curl_multi_poll on curl's sockets plus a timerfd that
+// carries the loop's own timers (hedge and deadline timers), so a timer
+// fires within microseconds of its time rather than at curl's whole
+// milliseconds. Other threads wake it with curl_multi_wakeup. It never spins
+// while idle: with no transfer and no timer it sleeps until woken.
+//
+// Each iteration: Callbacks::OnWakeup (drain the owner's inbox), due timers
+// (Callbacks::OnTimer), curl_multi_perform, finished transfers
+// (Callbacks::OnTransferDone). On Stop, Callbacks::OnStop runs on the loop
+// thread as its last act.
+//
+// Thread safety: Start, Stop and Wakeup are safe from any thread (Stop not
+// from the loop thread itself). Everything else is loop thread only, checked
+// in debug builds.
+
+#ifndef TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_
+#define TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hedge/clock.h"
+
+namespace tailgate::hedge {
+
+class CurlLoop {
+ public:
+  // Invoked on the loop thread. Implementations must not block.
+  class Callbacks {
+   public:
+    virtual ~Callbacks() = default;
+    virtual void OnWakeup() = 0;
+    virtual void OnTimer(uint64_t key) = 0;
+    virtual void OnTransferDone(CURL* easy, CURLcode result) = 0;
+    virtual void OnStop() = 0;
+  };
+
+  struct Options {
+    long max_connections = 160;  // the multi handle's connection cache
+  };
+
+  // `clock` and `callbacks` must outlive the loop.
+  CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options);
+  ~CurlLoop();  // REQUIRES: stopped or never started
+  CurlLoop(const CurlLoop&) = delete;
+  CurlLoop& operator=(const CurlLoop&) = delete;
+
+  absl::Status Start();
+  void Stop();    // runs OnStop on the loop thread, then joins it
+  void Wakeup();  // makes the loop run OnWakeup soon
+
+  // Loop thread only.
+  absl::Status AddTransfer(CURL* easy);
+  void RemoveTransfer(CURL* easy);  // aborts it if unfinished
+  void ArmTimer(absl::Time at, uint64_t key);  // OnTimer(key) at `at`
+  bool InLoopThread() const;
+
+  // Figures for benchmarks: loop iterations and how late timers fired.
+  uint64_t iterations() const { return iterations_.load(std::memory_order_relaxed); }
+  uint64_t timers_fired() const { return timers_fired_.load(std::memory_order_relaxed); }
+  absl::Duration total_timer_lateness() const {
+    return absl::Nanoseconds(lateness_nanos_.load(std::memory_order_relaxed));
+  }
+
+ private:
+  struct Timer {
+    absl::Time at;
+    uint64_t key;
+    bool operator>(const Timer& other) const { return at > other.at; }
+  };
+
+  void Run();
+  void FireDueTimers();
+  void DrainFinishedTransfers();
+  int PollTimeoutMillis();
+  void SetTimerFd();
+
+  Clock& clock_;
+  Callbacks& callbacks_;
+  CURLM* const multi_;
+  const int timer_fd_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+
+  // Loop thread only.
+  std::vector<Timer> timers_;  // a min-heap on `at`
+  absl::Time timer_fd_armed_for_ = absl::InfiniteFuture();
+
+  std::atomic<uint64_t> iterations_{0};
+  std::atomic<uint64_t> timers_fired_{0};
+  std::atomic<int64_t> lateness_nanos_{0};
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_

@@ -1,0 +1,75 @@
+#include "server/admin_service.h"
+
+#include "server/metrics.h"
+
+namespace tailgate::server {
+namespace {
+
+v1::CircuitState ToProto(hedge::CircuitState state) {
+  switch (state) {
+    case hedge::CircuitState::kClosed:
+      return v1::CIRCUIT_CLOSED;
+    case hedge::CircuitState::kOpen:
+      return v1::CIRCUIT_OPEN;
+    case hedge::CircuitState::kHalfOpen:
+      return v1::CIRCUIT_HALF_OPEN;
+  }
+  return v1::CIRCUIT_STATE_UNSPECIFIED;
+}
+
+grpc::ServerUnaryReactor* FinishOk(grpc::CallbackServerContext* context) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+void FillStats(const hedge::EngineSnapshot& engine,
+               const RejectionSnapshot& rejections,
+               v1::GetStatsResponse* response) {
+  response->set_requests(engine.requests);
+  response->set_rejected(engine.rejected_overloaded +
+                         rejections.invalid_argument +
+                         rejections.unknown_upstream + rejections.draining);
+  response->set_attempts(engine.attempts);
+  response->set_hedges(engine.hedges);
+  response->set_hedge_wins(engine.hedge_wins);
+  response->set_timeouts(engine.timeouts);
+  response->set_backend_failures(engine.backend_failures);
+  response->set_in_flight(engine.in_flight_requests);
+  response->set_amplification(Amplification(engine));
+  response->set_hedge_credits(engine.hedge_credits);
+  for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
+    v1::ReplicaStats* stats = response->add_replicas();
+    stats->set_url(replica.url);
+    stats->set_circuit(ToProto(replica.circuit.state));
+    stats->set_generation(replica.circuit.generation);
+    stats->set_attempts(replica.attempts_primary + replica.attempts_hedge +
+                        replica.attempts_fallback);
+    stats->set_failures(replica.failures);
+    stats->set_in_flight(replica.in_flight);
+  }
+}
+
+}  // namespace
+
+AdminService::AdminService(const hedge::Engine& engine,
+                           const Rejections& rejections)
+    : engine_(engine), rejections_(rejections) {}
+
+grpc::ServerUnaryReactor* AdminService::GetStats(
+    grpc::CallbackServerContext* context,
+    const v1::GetStatsRequest* /*request*/, v1::GetStatsResponse* response) {
+  FillStats(engine_.Snapshot(), rejections_.Snapshot(), response);
+  return FinishOk(context);
+}
+
+grpc::ServerUnaryReactor* AdminService::GetMetrics(
+    grpc::CallbackServerContext* context,
+    const v1::GetMetricsRequest* /*request*/,
+    v1::GetMetricsResponse* response) {
+  response->set_content_type(kMetricsContentType);
+  response->set_text(RenderMetrics(engine_.Snapshot(), rejections_.Snapshot()));
+  return FinishOk(context);
+}
+
+}  // namespace tailgate::server

@@ -1,0 +1,125 @@
+#include "server/admin_service.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "server/metrics.h"
+#include "server/testing/fake_engine.h"
+
+namespace tailgate::server {
+namespace {
+
+using ::tailgate::server::testing::FakeEngine;
+
+hedge::ReplicaSnapshot Replica(const char* url, hedge::CircuitState state) {
+  hedge::ReplicaSnapshot replica;
+  replica.url = url;
+  replica.circuit.state = state;
+  return replica;
+}
+
+class AdminServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ =
+        v1::Admin::NewStub(server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+
+  v1::GetStatsResponse Stats() {
+    grpc::ClientContext context;
+    v1::GetStatsResponse response;
+    const grpc::Status status =
+        stub_->GetStats(&context, v1::GetStatsRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
+  FakeEngine engine_;
+  Rejections rejections_;
+  AdminService service_{engine_, rejections_};
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::Admin::Stub> stub_;
+};
+
+TEST_F(AdminServiceTest, StatsBeforeAnyReadAreZeroWithZeroAmplification) {
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.requests(), 0u);
+  EXPECT_EQ(stats.rejected(), 0u);
+  EXPECT_EQ(stats.amplification(), 0);
+  EXPECT_EQ(stats.replicas_size(), 0);
+}
+
+TEST_F(AdminServiceTest, StatsCarryEveryField) {
+  hedge::EngineSnapshot engine;
+  engine.requests = 8;
+  engine.rejected_overloaded = 1;
+  engine.attempts = 10;
+  engine.hedges = 2;
+  engine.hedge_wins = 1;
+  engine.timeouts = 3;
+  engine.backend_failures = 4;
+  engine.in_flight_requests = 5;
+  engine.hedge_credits = 1.75;
+  hedge::ReplicaSnapshot a = Replica("http://a:1", hedge::CircuitState::kOpen);
+  a.circuit.generation = 3;
+  a.attempts_primary = 6;
+  a.attempts_hedge = 1;
+  a.attempts_fallback = 1;
+  a.failures = 4;
+  a.in_flight = 2;
+  engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
+                     Replica("http://c:3", hedge::CircuitState::kHalfOpen)};
+  engine_.SetSnapshot(engine);
+  rejections_.Add(RejectReason::kInvalidArgument);
+  rejections_.Add(RejectReason::kUnknownUpstream);
+  rejections_.Add(RejectReason::kDraining);
+
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.requests(), 8u);
+  EXPECT_EQ(stats.rejected(), 4u);  // overloaded + the server's three
+  EXPECT_EQ(stats.attempts(), 10u);
+  EXPECT_EQ(stats.hedges(), 2u);
+  EXPECT_EQ(stats.hedge_wins(), 1u);
+  EXPECT_EQ(stats.timeouts(), 3u);
+  EXPECT_EQ(stats.backend_failures(), 4u);
+  EXPECT_EQ(stats.in_flight(), 5);
+  EXPECT_DOUBLE_EQ(stats.amplification(), 1.25);
+  EXPECT_DOUBLE_EQ(stats.hedge_credits(), 1.75);
+  ASSERT_EQ(stats.replicas_size(), 3);
+  const v1::ReplicaStats& first = stats.replicas(0);
+  EXPECT_EQ(first.url(), "http://a:1");
+  EXPECT_EQ(first.circuit(), v1::CIRCUIT_OPEN);
+  EXPECT_EQ(first.generation(), 3u);
+  EXPECT_EQ(first.attempts(), 8u);
+  EXPECT_EQ(first.failures(), 4u);
+  EXPECT_EQ(first.in_flight(), 2);
+  EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_CLOSED);
+  EXPECT_EQ(stats.replicas(2).circuit(), v1::CIRCUIT_HALF_OPEN);
+}
+
+TEST_F(AdminServiceTest, GetMetricsIsTheSameExpositionAsMetricsEndpoint) {
+  hedge::EngineSnapshot engine;
+  engine.requests = 3;
+  engine_.SetSnapshot(engine);
+  rejections_.Add(RejectReason::kDraining);
+
+  grpc::ClientContext context;
+  v1::GetMetricsResponse response;
+  ASSERT_TRUE(
+      stub_->GetMetrics(&context, v1::GetMetricsRequest(), &response).ok());
+  EXPECT_EQ(response.content_type(),
+            "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(response.text(),
+            RenderMetrics(engine_.Snapshot(), rejections_.Snapshot()));
+  EXPECT_NE(response.text().find("tailgate_requests_total 3\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tailgate::server

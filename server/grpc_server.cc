@@ -1,0 +1,51 @@
+#include "server/grpc_server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "proto/tailgate/v1/tailgate.grpc.pb.h"
+
+namespace tailgate::server {
+namespace {
+
+// Both settings are process-wide and apply to builders created afterwards.
+void EnableHealthAndReflection() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<GrpcListener> StartGrpcServer(
+    const ListenAddress& address, absl::Span<grpc::Service* const> services) {
+  EnableHealthAndReflection();
+  grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  int port = 0;
+  builder.AddListeningPort(address.ToString(),
+                           grpc::InsecureServerCredentials(), &port);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  GrpcListener listener;
+  listener.server = builder.BuildAndStart();
+  if (listener.server == nullptr || (!address.is_unix && port == 0)) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", address.ToString()));
+  }
+  listener.address = address.WithPort(port);
+  return listener;
+}
+
+void SetReadServing(grpc::Server& server, bool serving) {
+  grpc::HealthCheckServiceInterface* health = server.GetHealthCheckService();
+  health->SetServingStatus("", serving);
+  health->SetServingStatus(v1::HedgedRead::service_full_name(), serving);
+}
+
+}  // namespace tailgate::server

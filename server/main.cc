@@ -1,0 +1,150 @@
+// tailgate: the hedged-read sidecar.
+//
+// Start-up: flags (a bad value prints one line naming the flag and exits
+// 2), the engine, the gRPC listeners (--listen: HedgedRead, health,
+// reflection; --admin: Admin), the HTTP listener (--metrics_listen). Each
+// bound address is logged (event=listening), so port 0 can be discovered.
+//
+// Shutdown: on SIGTERM or SIGINT, readiness and health go to not serving,
+// new reads are refused with UNAVAILABLE, and reads in flight get up to
+// --drain_timeout to finish; then everything stops and the process exits 0.
+// A second signal exits at once with 128 + signal (143 / 130). Failing to
+// start (engine or a listener) exits 1.
+
+#include <signal.h>
+#include <stdio.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "hedge/transport/engine.h"
+#include "server/admin_service.h"
+#include "server/circuit_log.h"
+#include "server/drain.h"
+#include "server/grpc_server.h"
+#include "server/http_endpoints.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/read_service.h"
+#include "server/rejections.h"
+#include "server/server_config.h"
+#include "server/termination_signals.h"
+
+namespace tailgate::server {
+namespace {
+
+void LogStart(Logger& log, const ServerConfig& config) {
+  const hedge::UpstreamConfig& upstream = config.engine.upstreams[0];
+  std::vector<std::string> backends;
+  for (const hedge::ReplicaUrl& replica : upstream.replicas) {
+    backends.push_back(replica.configured);
+  }
+  log.Info("start", {{"backends", absl::StrJoin(backends, ",")},
+                     {"hedge_delay", upstream.hedge_delay},
+                     {"hedge_fraction", upstream.budget.fraction},
+                     {"hedge_burst", upstream.budget.burst},
+                     {"timeout", config.engine.timeout},
+                     {"max_requests", config.engine.admission.max_requests},
+                     {"max_attempts", config.engine.admission.max_attempts},
+                     {"max_response_bytes", config.engine.max_response_bytes},
+                     {"failure_threshold", upstream.circuit.failure_threshold},
+                     {"cooldown", upstream.circuit.cooldown},
+                     {"drain_timeout", config.drain_timeout},
+                     {"backend_http2",
+                      upstream.http_version == hedge::HttpVersion::kHttp2}});
+}
+
+// Logs a start-up failure; the exit code for it.
+int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
+  log.Error("fatal", {{"what", what}, {"error", status.message()}});
+  return 1;
+}
+
+int Run(const ServerConfig& config) {
+  Logger log(config.log_format);
+  LogStart(log, config);
+
+  CircuitLog circuit_log(log);
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
+      hedge::Engine::Create(config.engine, hedge::SteadyClock(), &circuit_log);
+  if (!engine.ok()) return Fatal(log, "engine", engine.status());
+
+  DrainGate gate;
+  Rejections rejections;
+  ReadService read_service(**engine, config.engine.timeout, gate, rejections);
+  AdminService admin_service(**engine, rejections);
+
+  absl::StatusOr<GrpcListener> reads =
+      StartGrpcServer(config.listen, {&read_service});
+  if (!reads.ok()) return Fatal(log, "listen", reads.status());
+  SetReadServing(*reads->server, true);
+  log.Info("listening",
+           {{"service", "grpc"}, {"addr", reads->address.ToString()}});
+
+  absl::StatusOr<GrpcListener> admin =
+      StartGrpcServer(config.admin, {&admin_service});
+  if (!admin.ok()) return Fatal(log, "admin", admin.status());
+  log.Info("listening",
+           {{"service", "admin"}, {"addr", admin->address.ToString()}});
+
+  const hedge::Engine& engine_ref = **engine;
+  absl::StatusOr<std::unique_ptr<HttpEndpoints>> http = HttpEndpoints::Start(
+      config.metrics_listen, {[&engine_ref, &rejections] {
+                                return RenderMetrics(engine_ref.Snapshot(),
+                                                     rejections.Snapshot());
+                              },
+                              [&gate] { return !gate.draining(); }});
+  if (!http.ok()) return Fatal(log, "metrics_listen", http.status());
+  log.Info("listening",
+           {{"service", "metrics"}, {"addr", (*http)->address().ToString()}});
+
+  const int signal = AwaitTerminationSignal();
+  ExitOnNextTerminationSignal();
+  log.Info("drain_start", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
+                           {"in_flight", gate.in_flight()},
+                           {"drain_timeout", config.drain_timeout}});
+  gate.StartDrain();
+  SetReadServing(*reads->server, false);
+  const int64_t left = gate.WaitForIdle(config.drain_timeout);
+  log.Info("drain_end", {{"in_flight", left}});
+
+  // Calls still running are cancelled now; Shutdown returns once each has
+  // completed through the engine, which must therefore still be alive.
+  const auto now = absl::ToChronoTime(absl::Now());
+  reads->server->Shutdown(now);
+  admin->server->Shutdown(now);
+  http->reset();
+  engine->reset();
+  log.Info("stop", {});
+  return 0;
+}
+
+}  // namespace
+}  // namespace tailgate::server
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask.
+  tailgate::server::BlockTerminationSignals();
+  absl::SetProgramUsageMessage(
+      "Hedged HTTP reads as a gRPC sidecar.\n"
+      "  tailgate --backends=http://10.0.0.7:8080,http://10.0.0.8:8080");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    fprintf(stderr, "unexpected argument \"%s\" (every setting is a --flag)\n",
+            args[1]);
+    return 2;
+  }
+  absl::StatusOr<tailgate::server::ServerConfig> config =
+      tailgate::server::ConfigFromFlags();
+  if (!config.ok()) {
+    fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  return tailgate::server::Run(*config);
+}

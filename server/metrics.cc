@@ -1,0 +1,193 @@
+#include "server/metrics.h"
+
+#include <limits>
+#include <utility>
+
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_type.h"
+#include "prometheus/text_serializer.h"
+
+namespace tailgate::server {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+MetricFamily Family(const char* name, const char* help, MetricType type) {
+  MetricFamily family;
+  family.name = name;
+  family.help = help;
+  family.type = type;
+  return family;
+}
+
+ClientMetric Counter(double value, Labels labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.counter.value = value;
+  return metric;
+}
+
+ClientMetric Gauge(double value, Labels labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.gauge.value = value;
+  return metric;
+}
+
+// HistogramSnapshot counts are per bucket; Prometheus buckets are
+// cumulative and end with +Inf (which equals the sample count).
+ClientMetric Histogram(const hedge::HistogramSnapshot& snapshot,
+                       Labels labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.histogram.sample_count = snapshot.count;
+  metric.histogram.sample_sum = snapshot.sum_seconds;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < snapshot.bounds_seconds.size(); ++i) {
+    if (i < snapshot.counts.size()) cumulative += snapshot.counts[i];
+    metric.histogram.bucket.push_back({cumulative, snapshot.bounds_seconds[i]});
+  }
+  metric.histogram.bucket.push_back(
+      {snapshot.count, std::numeric_limits<double>::infinity()});
+  return metric;
+}
+
+Labels Replica(const hedge::ReplicaSnapshot& replica) {
+  return {{"replica", replica.url}};
+}
+
+double CircuitStateValue(hedge::CircuitState state) {
+  switch (state) {
+    case hedge::CircuitState::kClosed:
+      return 0;
+    case hedge::CircuitState::kOpen:
+      return 1;
+    case hedge::CircuitState::kHalfOpen:
+      break;
+  }
+  return 2;
+}
+
+// One family per metric name; `value` gives each replica's sample.
+template <typename Value>
+MetricFamily PerReplica(const char* name, const char* help, MetricType type,
+                        const hedge::EngineSnapshot& engine, Value value) {
+  MetricFamily family = Family(name, help, type);
+  for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
+    family.metric.push_back(value(replica));
+  }
+  return family;
+}
+
+}  // namespace
+
+double Amplification(const hedge::EngineSnapshot& engine) {
+  if (engine.requests == 0) return 0;
+  return static_cast<double>(engine.attempts) /
+         static_cast<double>(engine.requests);
+}
+
+std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
+                                         const RejectionSnapshot& rejections) {
+  std::vector<MetricFamily> families;
+  auto add = [&families](const char* name, const char* help, MetricType type,
+                         std::vector<ClientMetric> metrics) {
+    MetricFamily family = Family(name, help, type);
+    family.metric = std::move(metrics);
+    families.push_back(std::move(family));
+  };
+
+  add("tailgate_requests_total", "Reads admitted.", MetricType::Counter,
+      {Counter(engine.requests)});
+  add("tailgate_rejected_total", "Reads refused before any attempt, by reason.",
+      MetricType::Counter,
+      {Counter(rejections.invalid_argument, {{"reason", "invalid_argument"}}),
+       Counter(rejections.unknown_upstream, {{"reason", "unknown_upstream"}}),
+       Counter(rejections.draining, {{"reason", "draining"}}),
+       Counter(engine.rejected_overloaded, {{"reason", "overloaded"}})});
+
+  MetricFamily attempts = Family(
+      "tailgate_attempts_total",
+      "Upstream attempts launched, by replica and kind.", MetricType::Counter);
+  for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
+    const std::pair<const char*, uint64_t> kinds[] = {
+        {"primary", replica.attempts_primary},
+        {"hedge", replica.attempts_hedge},
+        {"fallback", replica.attempts_fallback}};
+    for (const auto& [kind, count] : kinds) {
+      attempts.metric.push_back(
+          Counter(count, {{"replica", replica.url}, {"kind", kind}}));
+    }
+  }
+  families.push_back(std::move(attempts));
+
+  add("tailgate_hedges_total",
+      "Extra attempts launched (timer hedges and failure fallbacks).",
+      MetricType::Counter, {Counter(engine.hedges)});
+  add("tailgate_hedge_wins_total", "Reads answered by the extra attempt.",
+      MetricType::Counter, {Counter(engine.hedge_wins)});
+  add("tailgate_hedges_skipped_total",
+      "Extra attempts wanted but not launched, by reason.", MetricType::Counter,
+      {Counter(engine.skipped_no_replica, {{"reason", "no_replica"}}),
+       Counter(engine.skipped_no_capacity, {{"reason", "no_capacity"}}),
+       Counter(engine.skipped_no_budget, {{"reason", "no_budget"}})});
+  add("tailgate_timeouts_total", "Reads that hit their deadline.",
+      MetricType::Counter, {Counter(engine.timeouts)});
+  add("tailgate_cancelled_total", "Reads cancelled by the caller.",
+      MetricType::Counter, {Counter(engine.cancelled)});
+  families.push_back(PerReplica(
+      "tailgate_backend_failures_total",
+      "Attempts that failed: transport error, 5xx, or body over the limit.",
+      MetricType::Counter, engine, [](const hedge::ReplicaSnapshot& r) {
+        return Counter(r.failures, Replica(r));
+      }));
+
+  add("tailgate_in_flight_requests", "Reads in progress.", MetricType::Gauge,
+      {Gauge(engine.in_flight_requests)});
+  add("tailgate_in_flight_attempts", "Upstream attempts in progress.",
+      MetricType::Gauge, {Gauge(engine.in_flight_attempts)});
+  families.push_back(PerReplica("tailgate_replica_in_flight_attempts",
+                                "Upstream attempts in progress, by replica.",
+                                MetricType::Gauge, engine,
+                                [](const hedge::ReplicaSnapshot& r) {
+                                  return Gauge(r.in_flight, Replica(r));
+                                }));
+  add("tailgate_amplification_ratio",
+      "Upstream attempts per admitted read since start (0 before any read).",
+      MetricType::Gauge, {Gauge(Amplification(engine))});
+  add("tailgate_hedge_credits", "Extra-attempt credits available now.",
+      MetricType::Gauge, {Gauge(engine.hedge_credits)});
+  families.push_back(PerReplica(
+      "tailgate_circuit_state",
+      "Circuit breaker state: 0 closed, 1 open, 2 half-open.",
+      MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
+        return Gauge(CircuitStateValue(r.circuit.state), Replica(r));
+      }));
+  families.push_back(PerReplica(
+      "tailgate_circuit_generation",
+      "Circuit transitions so far (the breaker's generation).",
+      MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
+        return Gauge(r.circuit.generation, Replica(r));
+      }));
+
+  add("tailgate_request_duration_seconds", "Read latency, admission to answer.",
+      MetricType::Histogram, {Histogram(engine.request_duration)});
+  families.push_back(
+      PerReplica("tailgate_attempt_duration_seconds",
+                 "Upstream attempt latency, by replica.", MetricType::Histogram,
+                 engine, [](const hedge::ReplicaSnapshot& r) {
+                   return Histogram(r.attempt_duration, Replica(r));
+                 }));
+  return families;
+}
+
+std::string RenderMetrics(const hedge::EngineSnapshot& engine,
+                          const RejectionSnapshot& rejections) {
+  return prometheus::TextSerializer().Serialize(
+      MetricFamilies(engine, rejections));
+}
+
+}  // namespace tailgate::server

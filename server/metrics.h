@@ -1,0 +1,57 @@
+// Metrics: the Prometheus text exposition of an EngineSnapshot plus the
+// server's own rejection counters, built as prometheus-cpp MetricFamily
+// values and rendered by prometheus::TextSerializer. The same text is
+// served by HTTP GET /metrics and by Admin.GetMetrics.
+//
+// Names and labels (DESIGN.md "Metrics"):
+//   tailgate_requests_total                   reads admitted
+//   tailgate_rejected_total{reason}           invalid_argument,
+//                                             unknown_upstream, draining,
+//                                             overloaded
+//   tailgate_attempts_total{replica,kind}     kind: primary, hedge, fallback
+//   tailgate_hedges_total, tailgate_hedge_wins_total, tailgate_timeouts_total
+//   tailgate_backend_failures_total{replica}
+//   tailgate_in_flight_requests, tailgate_in_flight_attempts
+//   tailgate_amplification_ratio              attempts / requests
+//   tailgate_hedge_credits
+//   tailgate_circuit_state{replica}           0 closed, 1 open, 2 half-open
+//   tailgate_request_duration_seconds         histogram
+//   tailgate_attempt_duration_seconds{replica} histogram
+// and, beyond the design's list:
+//   tailgate_hedges_skipped_total{reason}     no_replica, no_capacity,
+//                                             no_budget
+//   tailgate_cancelled_total                  reads cancelled by the caller
+//   tailgate_circuit_generation{replica}
+//   tailgate_replica_in_flight_attempts{replica}
+//
+// Thread safety: pure functions over snapshots; safe from any thread.
+
+#ifndef TAILGATE_SERVER_METRICS_H_
+#define TAILGATE_SERVER_METRICS_H_
+
+#include <string>
+#include <vector>
+
+#include "hedge/transport/engine.h"
+#include "prometheus/metric_family.h"
+#include "server/rejections.h"
+
+namespace tailgate::server {
+
+// The content type of RenderMetrics' text.
+inline constexpr char kMetricsContentType[] =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// attempts / requests; 0 before any request.
+double Amplification(const hedge::EngineSnapshot& engine);
+
+std::vector<prometheus::MetricFamily> MetricFamilies(
+    const hedge::EngineSnapshot& engine, const RejectionSnapshot& rejections);
+
+// The text exposition (content type kMetricsContentType, version 0.0.4).
+std::string RenderMetrics(const hedge::EngineSnapshot& engine,
+                          const RejectionSnapshot& rejections);
+
+}  // namespace tailgate::server
+
+#endif  // TAILGATE_SERVER_METRICS_H_

@@ -1,0 +1,214 @@
+#include "server/metrics.h"
+
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "hedge/latency_histogram.h"
+
+namespace tailgate::server {
+namespace {
+
+constexpr char kPromtool[] = "/usr/bin/promtool";  // tools/bootstrap
+
+hedge::HistogramSnapshot Latencies(std::initializer_list<int> millis) {
+  hedge::LatencyHistogram histogram;
+  for (int ms : millis) histogram.Record(absl::Milliseconds(ms));
+  return histogram.Snapshot();
+}
+
+hedge::ReplicaSnapshot Replica(const char* url, hedge::CircuitState state,
+                               uint64_t generation) {
+  hedge::ReplicaSnapshot replica;
+  replica.url = url;
+  replica.circuit.state = state;
+  replica.circuit.generation = generation;
+  return replica;
+}
+
+hedge::EngineSnapshot Busy() {
+  hedge::EngineSnapshot engine;
+  engine.requests = 10;
+  engine.rejected_overloaded = 4;
+  engine.attempts = 12;
+  engine.hedges = 2;
+  engine.fallbacks = 1;
+  engine.hedge_wins = 1;
+  engine.timeouts = 3;
+  engine.cancelled = 5;
+  engine.backend_failures = 6;
+  engine.skipped_no_replica = 7;
+  engine.skipped_no_capacity = 8;
+  engine.skipped_no_budget = 9;
+  engine.in_flight_requests = 2;
+  engine.in_flight_attempts = 3;
+  engine.hedge_credits = 1.5;
+  engine.request_duration = Latencies({1, 1, 30, 5000});
+  hedge::ReplicaSnapshot a =
+      Replica("http://a:8001", hedge::CircuitState::kOpen, 3);
+  a.attempts_primary = 8;
+  a.attempts_hedge = 1;
+  a.failures = 6;
+  a.in_flight = 1;
+  a.attempt_duration = Latencies({2, 40});
+  hedge::ReplicaSnapshot b =
+      Replica("http://b:8002", hedge::CircuitState::kHalfOpen, 4);
+  b.attempts_primary = 2;
+  b.attempts_fallback = 1;
+  b.attempt_duration = Latencies({});
+  engine.replicas = {a, b};
+  return engine;
+}
+
+RejectionSnapshot SomeRejections() {
+  RejectionSnapshot rejections;
+  rejections.invalid_argument = 11;
+  rejections.unknown_upstream = 12;
+  rejections.draining = 13;
+  return rejections;
+}
+
+// Runs `promtool check metrics` on `text`; returns its exit status and
+// fills `output` with what it printed.
+int Promtool(const std::string& text, std::string& output) {
+  const std::string dir =
+      std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string path = absl::StrCat(dir, "/metrics.txt");
+  std::ofstream(path) << text;
+  FILE* pipe = popen(
+      absl::StrCat(kPromtool, " check metrics < ", path, " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buf[512];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) {
+    output.append(buf, n);
+  }
+  return WEXITSTATUS(pclose(pipe));
+}
+
+bool HasLine(const std::string& text, absl::string_view line) {
+  return absl::StrContains(absl::StrCat("\n", text),
+                           absl::StrCat("\n", line, "\n"));
+}
+
+TEST(MetricsTest, PassesPromtoolLint) {
+  ASSERT_EQ(access(kPromtool, X_OK), 0)
+      << kPromtool << " is missing: run tools/bootstrap";
+  for (const hedge::EngineSnapshot& engine :
+       {Busy(), hedge::EngineSnapshot()}) {
+    const std::string text = RenderMetrics(engine, SomeRejections());
+    std::string output;
+    EXPECT_EQ(Promtool(text, output), 0) << output << "\n" << text;
+    EXPECT_EQ(output, "") << text;
+  }
+}
+
+TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
+  const std::string text = RenderMetrics(Busy(), SomeRejections());
+  const std::pair<const char*, const char*> names[] = {
+      {"tailgate_requests_total", "counter"},
+      {"tailgate_rejected_total", "counter"},
+      {"tailgate_attempts_total", "counter"},
+      {"tailgate_hedges_total", "counter"},
+      {"tailgate_hedge_wins_total", "counter"},
+      {"tailgate_timeouts_total", "counter"},
+      {"tailgate_backend_failures_total", "counter"},
+      {"tailgate_in_flight_requests", "gauge"},
+      {"tailgate_in_flight_attempts", "gauge"},
+      {"tailgate_amplification_ratio", "gauge"},
+      {"tailgate_hedge_credits", "gauge"},
+      {"tailgate_circuit_state", "gauge"},
+      {"tailgate_request_duration_seconds", "histogram"},
+      {"tailgate_attempt_duration_seconds", "histogram"},
+      {"tailgate_hedges_skipped_total", "counter"},
+      {"tailgate_cancelled_total", "counter"},
+      {"tailgate_circuit_generation", "gauge"},
+      {"tailgate_replica_in_flight_attempts", "gauge"},
+  };
+  for (const auto& [name, type] : names) {
+    EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
+        << name;
+    EXPECT_TRUE(HasLine(text, absl::StrCat("# TYPE ", name, " ", type)))
+        << name;
+  }
+}
+
+TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
+  const std::string text = RenderMetrics(Busy(), SomeRejections());
+  for (const char* line : {
+           "tailgate_requests_total 10",
+           "tailgate_rejected_total{reason=\"invalid_argument\"} 11",
+           "tailgate_rejected_total{reason=\"unknown_upstream\"} 12",
+           "tailgate_rejected_total{reason=\"draining\"} 13",
+           "tailgate_rejected_total{reason=\"overloaded\"} 4",
+           "tailgate_attempts_total{replica=\"http://"
+           "a:8001\",kind=\"primary\"} 8",
+           "tailgate_attempts_total{replica=\"http://a:8001\",kind=\"hedge\"} "
+           "1",
+           "tailgate_attempts_total{replica=\"http://"
+           "a:8001\",kind=\"fallback\"} 0",
+           "tailgate_attempts_total{replica=\"http://"
+           "b:8002\",kind=\"fallback\"} 1",
+           "tailgate_hedges_total 2",
+           "tailgate_hedge_wins_total 1",
+           "tailgate_timeouts_total 3",
+           "tailgate_cancelled_total 5",
+           "tailgate_hedges_skipped_total{reason=\"no_replica\"} 7",
+           "tailgate_hedges_skipped_total{reason=\"no_capacity\"} 8",
+           "tailgate_hedges_skipped_total{reason=\"no_budget\"} 9",
+           "tailgate_backend_failures_total{replica=\"http://a:8001\"} 6",
+           "tailgate_backend_failures_total{replica=\"http://b:8002\"} 0",
+           "tailgate_in_flight_requests 2",
+           "tailgate_in_flight_attempts 3",
+           "tailgate_replica_in_flight_attempts{replica=\"http://a:8001\"} 1",
+           "tailgate_amplification_ratio 1.2",
+           "tailgate_hedge_credits 1.5",
+           "tailgate_circuit_state{replica=\"http://a:8001\"} 1",
+           "tailgate_circuit_state{replica=\"http://b:8002\"} 2",
+           "tailgate_circuit_generation{replica=\"http://b:8002\"} 4",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
+TEST(MetricsTest, ClosedCircuitIsZero) {
+  hedge::EngineSnapshot engine;
+  engine.replicas = {Replica("http://c:1", hedge::CircuitState::kClosed, 0)};
+  EXPECT_TRUE(HasLine(RenderMetrics(engine, {}),
+                      "tailgate_circuit_state{replica=\"http://c:1\"} 0"));
+}
+
+TEST(MetricsTest, HistogramBucketsAreCumulative) {
+  const std::string text = RenderMetrics(Busy(), SomeRejections());
+  // Requests: 1ms, 1ms, 30ms, 5s.
+  for (const char* line : {
+           "tailgate_request_duration_seconds_bucket{le=\"0.0005\"} 0",
+           "tailgate_request_duration_seconds_bucket{le=\"0.001\"} 2",
+           "tailgate_request_duration_seconds_bucket{le=\"0.025\"} 2",
+           "tailgate_request_duration_seconds_bucket{le=\"0.035\"} 3",
+           "tailgate_request_duration_seconds_bucket{le=\"2.5\"} 3",
+           "tailgate_request_duration_seconds_bucket{le=\"+Inf\"} 4",
+           "tailgate_request_duration_seconds_count 4",
+           "tailgate_request_duration_seconds_sum 5.032",
+           "tailgate_attempt_duration_seconds_bucket{replica=\"http://"
+           "a:8001\",le=\"0.05\"} 2",
+           "tailgate_attempt_duration_seconds_count{replica=\"http://b:8002\"} "
+           "0",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
+TEST(AmplificationTest, AttemptsPerRequestAndZeroBeforeAnyRequest) {
+  EXPECT_EQ(Amplification(hedge::EngineSnapshot()), 0);
+  EXPECT_DOUBLE_EQ(Amplification(Busy()), 1.2);
+}
+
+}  // namespace
+}  // namespace tailgate::server

@@ -1,0 +1,118 @@
+#include "server/read_service.h"
+
+#include <atomic>
+#include <optional>
+#include <utility>
+
+#include "absl/time/clock.h"
+#include "server/grpc_status.h"
+#include "server/read_descriptor.h"
+
+namespace tailgate::server {
+namespace {
+
+// One admitted Read call. Created by the handler, finished exactly once
+// (by the handler when the engine refuses the read, else by the engine's
+// callback on its loop thread), deleted in OnDone.
+class ReadReactor final : public grpc::ServerUnaryReactor {
+ public:
+  // REQUIRES: gate.TryEnter() succeeded for this call.
+  ReadReactor(hedge::Engine& engine, DrainGate& gate,
+              v1::ReadResponse* response)
+      : engine_(engine), gate_(gate), response_(response) {}
+
+  // Called once, by the handler, before it returns the reactor. Until then
+  // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
+  // engine may complete the read on its loop thread before Submit returns.
+  void Submit(hedge::EngineRead read, Rejections& rejections) {
+    absl::StatusOr<uint64_t> id = engine_.Submit(
+        std::move(read), [this](absl::StatusOr<hedge::EngineResponse> result) {
+          Complete(std::move(result));
+        });
+    if (!id.ok()) {
+      if (id.status().code() == absl::StatusCode::kNotFound) {
+        rejections.Add(RejectReason::kUnknownUpstream);
+      }
+      FinishOnce(ToGrpcStatus(id.status()));
+      return;
+    }
+    read_id_ = *id;
+  }
+
+  // The engine answers the cancelled read (CANCELLED) through Complete.
+  void OnCancel() override {
+    if (read_id_.has_value()) engine_.Cancel(*read_id_);
+  }
+
+  void OnDone() override {
+    gate_.Exit();
+    delete this;
+  }
+
+ private:
+  // Engine loop thread. Nothing may touch `this` after FinishOnce: OnDone
+  // may already be deleting it on another thread.
+  void Complete(absl::StatusOr<hedge::EngineResponse> result) {
+    if (!result.ok()) {
+      FinishOnce(ToGrpcStatus(result.status()));
+      return;
+    }
+    FillReadResponse(*std::move(result), response_);
+    FinishOnce(grpc::Status::OK);
+  }
+
+  // The engine promises one completion per admitted read and none for a
+  // refused one; the guard keeps Finish single even if that were broken.
+  void FinishOnce(grpc::Status status) {
+    if (finished_.exchange(true, std::memory_order_acq_rel)) return;
+    Finish(std::move(status));
+  }
+
+  // Constant after construction.
+  hedge::Engine& engine_;
+  DrainGate& gate_;
+  v1::ReadResponse* const response_;
+
+  // Set by the handler before gRPC may call OnCancel.
+  std::optional<uint64_t> read_id_;
+  std::atomic<bool> finished_{false};
+};
+
+grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
+                                 grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+}  // namespace
+
+ReadService::ReadService(hedge::Engine& engine, absl::Duration timeout,
+                         DrainGate& gate, Rejections& rejections)
+    : engine_(engine),
+      timeout_(timeout),
+      gate_(gate),
+      rejections_(rejections) {}
+
+grpc::ServerUnaryReactor* ReadService::Read(
+    grpc::CallbackServerContext* context, const v1::ReadRequest* request,
+    v1::ReadResponse* response) {
+  absl::StatusOr<hedge::EngineRead> read =
+      EngineReadFromRequest(*request, timeout_);
+  if (!read.ok()) {
+    rejections_.Add(RejectReason::kInvalidArgument);
+    return Refuse(context, ToGrpcStatus(read.status()));
+  }
+  if (!gate_.TryEnter()) {
+    rejections_.Add(RejectReason::kDraining);
+    return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                        "server is draining"));
+  }
+  read->deadline = EngineDeadline(absl::FromChrono(context->deadline()),
+                                  absl::Now(), engine_.clock().Now(), timeout_);
+  auto* reactor = new ReadReactor(engine_, gate_, response);
+  reactor->Submit(*std::move(read), rejections_);
+  return reactor;
+}
+
+}  // namespace tailgate::server

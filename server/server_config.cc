@@ -1,0 +1,268 @@
+#include "server/server_config.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "hedge/admission_limits.h"
+#include "hedge/circuit_breaker.h"
+#include "hedge/hedge_budget.h"
+#include "hedge/replica_url.h"
+
+ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
+          "Comma-separated replica URLs of the default replica set, e.g. "
+          "http://10.0.0.7:8080,http://10.0.0.8:8080 (required).");
+ABSL_FLAG(std::string, listen, tailgate::server::RawFlags().listen,
+          "gRPC address for HedgedRead, health and reflection: host:port, "
+          "[ipv6]:port or unix:/path. Port 0 picks a free port (logged).");
+ABSL_FLAG(std::string, admin, tailgate::server::RawFlags().admin,
+          "gRPC address for the Admin service (host:port or unix:/path).");
+ABSL_FLAG(std::string, metrics_listen,
+          tailgate::server::RawFlags().metrics_listen,
+          "HTTP address (host:port) for /metrics, /healthz and /readyz.");
+ABSL_FLAG(std::string, hedge_delay, tailgate::server::RawFlags().hedge_delay,
+          "Wait this long for the primary before hedging (> 0, < --timeout).");
+ABSL_FLAG(std::string, hedge_fraction,
+          tailgate::server::RawFlags().hedge_fraction,
+          "Hedge credit earned per admitted read, in [0, 1]; 0 disables "
+          "every extra attempt.");
+ABSL_FLAG(std::string, hedge_burst, tailgate::server::RawFlags().hedge_burst,
+          "Cap on (and starting balance of) hedge credits.");
+ABSL_FLAG(std::string, timeout, tailgate::server::RawFlags().timeout,
+          "Cap on every read's deadline.");
+ABSL_FLAG(std::string, max_requests, tailgate::server::RawFlags().max_requests,
+          "Reads in flight at once; more are refused with RESOURCE_EXHAUSTED.");
+ABSL_FLAG(std::string, max_attempts, tailgate::server::RawFlags().max_attempts,
+          "Upstream attempts in flight at once.");
+ABSL_FLAG(std::string, max_response_bytes,
+          tailgate::server::RawFlags().max_response_bytes,
+          "Largest response body accepted, in bytes (at most 64 MiB).");
+ABSL_FLAG(std::string, failure_threshold,
+          tailgate::server::RawFlags().failure_threshold,
+          "Consecutive failures that open a replica's circuit.");
+ABSL_FLAG(std::string, cooldown, tailgate::server::RawFlags().cooldown,
+          "How long an open circuit waits before its half-open probe.");
+ABSL_FLAG(std::string, drain_timeout,
+          tailgate::server::RawFlags().drain_timeout,
+          "On SIGTERM/SIGINT, wait this long for reads in flight (>= 0).");
+ABSL_FLAG(bool, backend_http2, tailgate::server::RawFlags().backend_http2,
+          "Talk HTTP/2 to the replicas (prior knowledge for http://, ALPN "
+          "for https://) instead of HTTP/1.1.");
+ABSL_FLAG(std::string, ca_file, tailgate::server::RawFlags().ca_file,
+          "PEM CA bundle for https replicas; empty uses the system CAs.");
+ABSL_FLAG(std::string, log_format, tailgate::server::RawFlags().log_format,
+          "Lifecycle log lines on stderr: logfmt or json.");
+
+namespace tailgate::server {
+namespace {
+
+// Parses flag values, keeping the first error; after an error the values it
+// returns are placeholders and status() tells the caller to stop.
+class FlagReader {
+ public:
+  int64_t Integer(absl::string_view flag, const std::string& text) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(text, &value)) {
+      Fail(flag, absl::StrCat("want an integer, got \"", text, "\""));
+    }
+    return value;
+  }
+
+  double Number(absl::string_view flag, const std::string& text) {
+    double value = 0;
+    if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+      Fail(flag, absl::StrCat("want a number, got \"", text, "\""));
+    }
+    return value;
+  }
+
+  absl::Duration Duration(absl::string_view flag, const std::string& text) {
+    absl::Duration value;
+    if (!absl::ParseDuration(text, &value) ||
+        value == absl::InfiniteDuration() ||
+        value == -absl::InfiniteDuration()) {
+      Fail(flag, absl::StrCat("want a duration such as 250ms or 1s, got \"",
+                              text, "\""));
+    }
+    return value;
+  }
+
+  ListenAddress Address(absl::string_view flag, const std::string& text) {
+    absl::StatusOr<ListenAddress> address = ParseListenAddress(text);
+    Check(flag, address.status());
+    return address.ok() ? *std::move(address) : ListenAddress();
+  }
+
+  // Records `status` (a problem with `flag`'s value) unless it is OK.
+  void Check(absl::string_view flag, const absl::Status& status) {
+    if (!status.ok()) Fail(flag, status.message());
+  }
+
+  // Records the error of a hedge validator, whose messages start with the
+  // flag's name ("hedge_fraction must be in [0, 1], got 1.5").
+  void CheckNamed(const absl::Status& status) {
+    if (status.ok()) return;
+    const absl::string_view message = status.message();
+    const size_t space = message.find(' ');
+    Fail(message.substr(0, space), message.substr(space + 1));
+  }
+
+  void Fail(absl::string_view flag, absl::string_view problem) {
+    if (status_.ok()) {
+      status_ =
+          absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
+    }
+  }
+
+  const absl::Status& status() const { return status_; }
+
+ private:
+  absl::Status status_;
+};
+
+void CheckDistinct(FlagReader& reader, absl::string_view flag,
+                   const ListenAddress& address, absl::string_view other_flag,
+                   const ListenAddress& other) {
+  const bool ephemeral = !address.is_unix && address.port == 0;
+  if (!ephemeral && address == other) {
+    reader.Fail(flag, absl::StrCat("same address as --", other_flag, " (",
+                                   address.ToString(), ")"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
+  FlagReader reader;
+  ServerConfig config;
+  hedge::EngineConfig& engine = config.engine;
+  hedge::UpstreamConfig upstream;
+
+  if (flags.backends.empty()) {
+    reader.Fail("backends", "required: a comma-separated list of replica URLs");
+  } else {
+    absl::StatusOr<std::vector<hedge::ReplicaUrl>> replicas =
+        hedge::ParseReplicaList(flags.backends);
+    reader.Check("backends", replicas.status());
+    if (replicas.ok()) upstream.replicas = *std::move(replicas);
+  }
+
+  config.listen = reader.Address("listen", flags.listen);
+  config.admin = reader.Address("admin", flags.admin);
+  config.metrics_listen =
+      reader.Address("metrics_listen", flags.metrics_listen);
+  if (config.metrics_listen.is_unix) {
+    reader.Fail("metrics_listen", "want host:port (HTTP is served over TCP)");
+  }
+  CheckDistinct(reader, "admin", config.admin, "listen", config.listen);
+  CheckDistinct(reader, "metrics_listen", config.metrics_listen, "listen",
+                config.listen);
+  CheckDistinct(reader, "metrics_listen", config.metrics_listen, "admin",
+                config.admin);
+
+  upstream.hedge_delay = reader.Duration("hedge_delay", flags.hedge_delay);
+  if (upstream.hedge_delay <= absl::ZeroDuration()) {
+    reader.Fail("hedge_delay",
+                absl::StrCat("must be positive, got ", flags.hedge_delay));
+  }
+
+  upstream.budget.fraction =
+      reader.Number("hedge_fraction", flags.hedge_fraction);
+  upstream.budget.burst = reader.Number("hedge_burst", flags.hedge_burst);
+  reader.CheckNamed(hedge::ValidateHedgeBudgetConfig(upstream.budget));
+
+  engine.timeout = reader.Duration("timeout", flags.timeout);
+  if (engine.timeout <= absl::ZeroDuration()) {
+    reader.Fail("timeout",
+                absl::StrCat("must be positive, got ", flags.timeout));
+  }
+  if (upstream.hedge_delay >= engine.timeout) {
+    reader.Fail("hedge_delay",
+                absl::StrCat("must be less than --timeout (",
+                             absl::FormatDuration(engine.timeout), "), got ",
+                             flags.hedge_delay));
+  }
+
+  engine.admission.max_requests =
+      reader.Integer("max_requests", flags.max_requests);
+  engine.admission.max_attempts =
+      reader.Integer("max_attempts", flags.max_attempts);
+  reader.CheckNamed(hedge::ValidateAdmissionConfig(engine.admission));
+
+  engine.max_response_bytes =
+      reader.Integer("max_response_bytes", flags.max_response_bytes);
+  if (engine.max_response_bytes < 1 ||
+      engine.max_response_bytes > hedge::kMaxResponseBytesHardCap) {
+    reader.Fail("max_response_bytes",
+                absl::StrCat("must be in [1, ", hedge::kMaxResponseBytesHardCap,
+                             "] (64 MiB), got ", flags.max_response_bytes));
+  }
+
+  const int64_t threshold =
+      reader.Integer("failure_threshold", flags.failure_threshold);
+  if (threshold > std::numeric_limits<int>::max()) {
+    reader.Fail(
+        "failure_threshold",
+        absl::StrCat("must be at most ", std::numeric_limits<int>::max(),
+                     ", got ", flags.failure_threshold));
+  }
+  upstream.circuit.failure_threshold = static_cast<int>(threshold);
+  upstream.circuit.cooldown = reader.Duration("cooldown", flags.cooldown);
+  reader.CheckNamed(hedge::ValidateCircuitConfig(upstream.circuit));
+
+  config.drain_timeout = reader.Duration("drain_timeout", flags.drain_timeout);
+  if (config.drain_timeout < absl::ZeroDuration()) {
+    reader.Fail("drain_timeout", absl::StrCat("must not be negative, got ",
+                                              flags.drain_timeout));
+  }
+
+  upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
+                                              : hedge::HttpVersion::kHttp1;
+  upstream.ca_file = flags.ca_file;
+  if (!flags.ca_file.empty() && access(flags.ca_file.c_str(), R_OK) != 0) {
+    reader.Fail("ca_file", absl::StrCat("cannot read \"", flags.ca_file, "\""));
+  }
+
+  if (flags.log_format == "logfmt") {
+    config.log_format = LogFormat::kLogfmt;
+  } else if (flags.log_format == "json") {
+    config.log_format = LogFormat::kJson;
+  } else {
+    reader.Fail("log_format", absl::StrCat("want logfmt or json, got \"",
+                                           flags.log_format, "\""));
+  }
+
+  if (!reader.status().ok()) return reader.status();
+  engine.upstreams.push_back(std::move(upstream));
+  return config;
+}
+
+RawFlags RawFlagsFromCommandLine() {
+  RawFlags flags;
+  flags.backends = absl::GetFlag(FLAGS_backends);
+  flags.listen = absl::GetFlag(FLAGS_listen);
+  flags.admin = absl::GetFlag(FLAGS_admin);
+  flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  flags.hedge_delay = absl::GetFlag(FLAGS_hedge_delay);
+  flags.hedge_fraction = absl::GetFlag(FLAGS_hedge_fraction);
+  flags.hedge_burst = absl::GetFlag(FLAGS_hedge_burst);
+  flags.timeout = absl::GetFlag(FLAGS_timeout);
+  flags.max_requests = absl::GetFlag(FLAGS_max_requests);
+  flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
+  flags.failure_threshold = absl::GetFlag(FLAGS_failure_threshold);
+  flags.cooldown = absl::GetFlag(FLAGS_cooldown);
+  flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  flags.backend_http2 = absl::GetFlag(FLAGS_backend_http2);
+  flags.ca_file = absl::GetFlag(FLAGS_ca_file);
+  flags.log_format = absl::GetFlag(FLAGS_log_format);
+  return flags;
+}
+
+}  // namespace tailgate::server

@@ -1,0 +1,75 @@
+// ServerConfig: the tailgate command line (DESIGN.md "Command line"), parsed
+// and validated in one pure step.
+//
+// Example (main):
+//   absl::ParseCommandLine(argc, argv);
+//   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+//   if (!config.ok()) { print config.status().message(); exit 2; }
+//
+// Every flag is taken as text and parsed here, not by absl's typed flags, so
+// that any bad value yields one line naming the flag, such as
+//   --hedge_fraction: must be in [0, 1], got 1.5
+// (absl still rejects unknown flags and malformed booleans itself, with its
+// own message and exit code 1).
+//
+// Thread safety: ConfigFromRawFlags is a pure function (apart from checking
+// that --ca_file is readable). ConfigFromFlags reads
+// the process's flags: call it after absl::ParseCommandLine.
+
+#ifndef TAILGATE_SERVER_SERVER_CONFIG_H_
+#define TAILGATE_SERVER_SERVER_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hedge/transport/engine.h"
+#include "server/listen_address.h"
+#include "server/log.h"
+
+namespace tailgate::server {
+
+// The flag values as given; the member defaults are the flags' defaults.
+struct RawFlags {
+  std::string backends;
+  std::string listen = "127.0.0.1:8080";
+  std::string admin = "127.0.0.1:9090";
+  std::string metrics_listen = "127.0.0.1:9464";
+  std::string hedge_delay = "25ms";
+  std::string hedge_fraction = "0.1";
+  std::string hedge_burst = "2";
+  std::string timeout = "1s";
+  std::string max_requests = "128";
+  std::string max_attempts = "160";
+  std::string max_response_bytes = "4194304";
+  std::string failure_threshold = "5";
+  std::string cooldown = "1s";
+  std::string drain_timeout = "5s";
+  bool backend_http2 = false;
+  std::string ca_file;
+  std::string log_format = "logfmt";
+};
+
+struct ServerConfig {
+  ListenAddress listen;          // gRPC HedgedRead, health, reflection
+  ListenAddress admin;           // gRPC Admin
+  ListenAddress metrics_listen;  // HTTP /metrics, /healthz, /readyz
+  absl::Duration drain_timeout;
+  LogFormat log_format = LogFormat::kLogfmt;
+  hedge::EngineConfig engine;  // one upstream: the default set ("")
+};
+
+// INVALID_ARGUMENT for the first bad value found, with a message that
+// starts with the flag ("--timeout: must be positive, got 0").
+absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags);
+
+// The process's --flags, as RawFlags.
+RawFlags RawFlagsFromCommandLine();
+
+inline absl::StatusOr<ServerConfig> ConfigFromFlags() {
+  return ConfigFromRawFlags(RawFlagsFromCommandLine());
+}
+
+}  // namespace tailgate::server
+
+#endif  // TAILGATE_SERVER_SERVER_CONFIG_H_

@@ -1,0 +1,310 @@
+#include "server/server_config.h"
+
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+ABSL_DECLARE_FLAG(std::string, backends);
+ABSL_DECLARE_FLAG(std::string, hedge_delay);
+ABSL_DECLARE_FLAG(bool, backend_http2);
+
+namespace tailgate::server {
+namespace {
+
+RawFlags Valid() {
+  RawFlags flags;
+  flags.backends = "http://127.0.0.1:8001,http://127.0.0.1:8002";
+  return flags;
+}
+
+// The error for `flags`, which must be INVALID_ARGUMENT on one line.
+std::string ErrorOf(const RawFlags& flags) {
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(config.status().message());
+  EXPECT_FALSE(absl::StrContains(message, "\n")) << message;
+  return message;
+}
+
+TEST(ServerConfigTest, DefaultsMatchTheDesign) {
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->listen.ToString(), "127.0.0.1:8080");
+  EXPECT_EQ(config->admin.ToString(), "127.0.0.1:9090");
+  EXPECT_EQ(config->metrics_listen.ToString(), "127.0.0.1:9464");
+  EXPECT_EQ(config->drain_timeout, absl::Seconds(5));
+  EXPECT_EQ(config->log_format, LogFormat::kLogfmt);
+
+  const hedge::EngineConfig& engine = config->engine;
+  EXPECT_EQ(engine.timeout, absl::Seconds(1));
+  EXPECT_EQ(engine.admission.max_requests, 128);
+  EXPECT_EQ(engine.admission.max_attempts, 160);
+  EXPECT_EQ(engine.max_response_bytes, 4194304);
+  ASSERT_EQ(engine.upstreams.size(), 1u);
+  const hedge::UpstreamConfig& upstream = engine.upstreams[0];
+  EXPECT_EQ(upstream.name, "");
+  ASSERT_EQ(upstream.replicas.size(), 2u);
+  EXPECT_EQ(upstream.replicas[1].configured, "http://127.0.0.1:8002");
+  EXPECT_EQ(upstream.hedge_delay, absl::Milliseconds(25));
+  EXPECT_EQ(upstream.budget.fraction, 0.1);
+  EXPECT_EQ(upstream.budget.burst, 2);
+  EXPECT_EQ(upstream.circuit.failure_threshold, 5);
+  EXPECT_EQ(upstream.circuit.cooldown, absl::Seconds(1));
+  EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp1);
+  EXPECT_EQ(upstream.ca_file, "");
+}
+
+TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
+  RawFlags flags = Valid();
+  flags.listen = "unix:/tmp/tailgate.sock";
+  flags.admin = "[::1]:0";
+  flags.metrics_listen = "localhost:0";
+  flags.hedge_delay = "5ms";
+  flags.hedge_fraction = "0.25";
+  flags.hedge_burst = "10";
+  flags.timeout = "250ms";
+  flags.max_requests = "7";
+  flags.max_attempts = "9";
+  flags.max_response_bytes = "1024";
+  flags.failure_threshold = "3";
+  flags.cooldown = "500ms";
+  flags.drain_timeout = "0s";
+  flags.backend_http2 = true;
+  flags.ca_file = "/dev/null";
+  flags.log_format = "json";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->listen.is_unix);
+  EXPECT_EQ(config->admin.ToString(), "[::1]:0");
+  EXPECT_EQ(config->metrics_listen.ToString(), "localhost:0");
+  EXPECT_EQ(config->drain_timeout, absl::ZeroDuration());
+  EXPECT_EQ(config->log_format, LogFormat::kJson);
+  const hedge::EngineConfig& engine = config->engine;
+  EXPECT_EQ(engine.timeout, absl::Milliseconds(250));
+  EXPECT_EQ(engine.admission.max_requests, 7);
+  EXPECT_EQ(engine.admission.max_attempts, 9);
+  EXPECT_EQ(engine.max_response_bytes, 1024);
+  const hedge::UpstreamConfig& upstream = engine.upstreams[0];
+  EXPECT_EQ(upstream.hedge_delay, absl::Milliseconds(5));
+  EXPECT_EQ(upstream.budget.fraction, 0.25);
+  EXPECT_EQ(upstream.budget.burst, 10);
+  EXPECT_EQ(upstream.circuit.failure_threshold, 3);
+  EXPECT_EQ(upstream.circuit.cooldown, absl::Milliseconds(500));
+  EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp2);
+  EXPECT_EQ(upstream.ca_file, "/dev/null");
+}
+
+TEST(ServerConfigTest, Backends) {
+  RawFlags flags = Valid();
+  flags.backends = "";
+  EXPECT_EQ(ErrorOf(flags),
+            "--backends: required: a comma-separated list of replica URLs");
+  flags.backends = "ftp://x";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--backends: "))
+      << ErrorOf(flags);
+  flags.backends = "http://a:1,http://a:1";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--backends: "));
+}
+
+TEST(ServerConfigTest, Addresses) {
+  RawFlags flags = Valid();
+  flags.listen = "127.0.0.1:65536";
+  EXPECT_EQ(ErrorOf(flags),
+            "--listen: port must be in [0, 65535], got \"65536\"");
+  flags = Valid();
+  flags.admin = "nowhere";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--admin: want host:port"));
+  flags = Valid();
+  flags.metrics_listen = "unix:/tmp/m.sock";
+  EXPECT_EQ(ErrorOf(flags),
+            "--metrics_listen: want host:port (HTTP is served over TCP)");
+}
+
+TEST(ServerConfigTest, ListenersMustNotShareAnAddressUnlessEphemeral) {
+  RawFlags flags = Valid();
+  flags.admin = flags.listen;
+  EXPECT_EQ(ErrorOf(flags),
+            "--admin: same address as --listen (127.0.0.1:8080)");
+  flags = Valid();
+  flags.metrics_listen = flags.admin;
+  EXPECT_EQ(ErrorOf(flags),
+            "--metrics_listen: same address as --admin (127.0.0.1:9090)");
+  flags = Valid();
+  flags.listen = flags.admin = flags.metrics_listen = "127.0.0.1:0";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+}
+
+TEST(ServerConfigTest, HedgeDelayEdges) {
+  RawFlags flags = Valid();
+  flags.hedge_delay = "1ns";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_delay = "999ms";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_delay = "1s";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_delay: must be less than --timeout (1s), got 1s");
+  flags.hedge_delay = "0";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_delay: must be positive, got 0");
+  flags.hedge_delay = "-5ms";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_delay: must be positive, got -5ms");
+  flags.hedge_delay = "25";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_delay: want a duration such as 250ms or 1s, got \"25\"");
+  flags.hedge_delay = "inf";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--hedge_delay: want a duration"));
+}
+
+TEST(ServerConfigTest, HedgeFractionEdges) {
+  RawFlags flags = Valid();
+  for (const char* ok : {"0", "1", "0.5"}) {
+    flags.hedge_fraction = ok;
+    EXPECT_TRUE(ConfigFromRawFlags(flags).ok()) << ok;
+  }
+  flags.hedge_fraction = "1.5";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_fraction: must be in [0, 1], got 1.5");
+  for (const char* bad : {"-0.01", "1.0000001"}) {
+    flags.hedge_fraction = bad;
+    EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--hedge_fraction: must be"))
+        << bad;
+  }
+  for (const char* bad : {"x", "nan", "inf", ""}) {
+    flags.hedge_fraction = bad;
+    EXPECT_EQ(
+        ErrorOf(flags),
+        absl::StrCat("--hedge_fraction: want a number, got \"", bad, "\""));
+  }
+}
+
+TEST(ServerConfigTest, HedgeBurstEdges) {
+  RawFlags flags = Valid();
+  flags.hedge_burst = "0";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_burst = "1000000000";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_burst = "-1";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_burst: must be in [0, 1000000000], got -1");
+  flags.hedge_burst = "1000000001";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_burst: must be in [0, 1000000000], got 1000000001");
+  flags.hedge_burst = "two";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_burst: want a number, got \"two\"");
+}
+
+TEST(ServerConfigTest, TimeoutEdges) {
+  RawFlags flags = Valid();
+  flags.hedge_delay = "1ms";
+  flags.timeout = "2ms";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.timeout = "0s";
+  EXPECT_EQ(ErrorOf(flags), "--timeout: must be positive, got 0s");
+  flags.timeout = "soon";
+  EXPECT_EQ(ErrorOf(flags),
+            "--timeout: want a duration such as 250ms or 1s, got \"soon\"");
+}
+
+TEST(ServerConfigTest, AdmissionLimitEdges) {
+  RawFlags flags = Valid();
+  flags.max_requests = "1";
+  flags.max_attempts = "1";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.max_requests = "1000000";
+  flags.max_attempts = "1000000";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.max_requests = "0";
+  EXPECT_EQ(ErrorOf(flags), "--max_requests: must be in [1, 1000000], got 0");
+  flags = Valid();
+  flags.max_attempts = "1000001";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_attempts: must be in [1, 1000000], got 1000001");
+  flags.max_attempts = "1.5";
+  EXPECT_EQ(ErrorOf(flags), "--max_attempts: want an integer, got \"1.5\"");
+  flags.max_attempts = "99999999999999999999";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_attempts: want an integer, got \"99999999999999999999\"");
+}
+
+TEST(ServerConfigTest, MaxResponseBytesEdges) {
+  RawFlags flags = Valid();
+  flags.max_response_bytes = "1";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.max_response_bytes = "67108864";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.max_response_bytes = "67108865";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_response_bytes: must be in [1, 67108864] (64 MiB), got "
+            "67108865");
+  flags.max_response_bytes = "0";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_response_bytes: must be in [1, 67108864] (64 MiB), got 0");
+  flags.max_response_bytes = "4MiB";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_response_bytes: want an integer, got \"4MiB\"");
+}
+
+TEST(ServerConfigTest, CircuitEdges) {
+  RawFlags flags = Valid();
+  flags.failure_threshold = "1";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.failure_threshold = "0";
+  EXPECT_EQ(ErrorOf(flags), "--failure_threshold: must be at least 1, got 0");
+  flags.failure_threshold = "2147483648";
+  EXPECT_EQ(ErrorOf(flags),
+            "--failure_threshold: must be at most 2147483647, got 2147483648");
+  flags = Valid();
+  flags.cooldown = "1ms";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.cooldown = "0s";
+  EXPECT_EQ(ErrorOf(flags), "--cooldown: must be positive and finite, got 0");
+  flags.cooldown = "1";
+  EXPECT_EQ(ErrorOf(flags),
+            "--cooldown: want a duration such as 250ms or 1s, got \"1\"");
+}
+
+TEST(ServerConfigTest, DrainTimeoutEdges) {
+  RawFlags flags = Valid();
+  flags.drain_timeout = "0s";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.drain_timeout = "-1s";
+  EXPECT_EQ(ErrorOf(flags), "--drain_timeout: must not be negative, got -1s");
+}
+
+TEST(ServerConfigTest, CaFileMustBeReadable) {
+  RawFlags flags = Valid();
+  flags.ca_file = "/nonexistent/ca.pem";
+  EXPECT_EQ(ErrorOf(flags), "--ca_file: cannot read \"/nonexistent/ca.pem\"");
+}
+
+TEST(ServerConfigTest, LogFormat) {
+  RawFlags flags = Valid();
+  flags.log_format = "text";
+  EXPECT_EQ(ErrorOf(flags), "--log_format: want logfmt or json, got \"text\"");
+}
+
+TEST(ServerConfigTest, ReportsTheFirstBadFlagOnly) {
+  RawFlags flags = Valid();
+  flags.hedge_fraction = "2";
+  flags.max_requests = "0";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_fraction: must be in [0, 1], got 2");
+}
+
+TEST(ServerConfigTest, ConfigFromFlagsReadsTheCommandLineFlags) {
+  absl::SetFlag(&FLAGS_backends, "http://127.0.0.1:1");
+  absl::SetFlag(&FLAGS_hedge_delay, "7ms");
+  absl::SetFlag(&FLAGS_backend_http2, true);
+  absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->engine.upstreams[0].hedge_delay, absl::Milliseconds(7));
+  EXPECT_EQ(config->engine.upstreams[0].http_version,
+            hedge::HttpVersion::kHttp2);
+  absl::SetFlag(&FLAGS_hedge_delay, "7");
+  EXPECT_EQ(ConfigFromFlags().status().message(),
+            "--hedge_delay: want a duration such as 250ms or 1s, got \"7\"");
+}
+
+}  // namespace
+}  // namespace tailgate::server

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the real binary with bad flags: each must exit 2 after printing one
+# line that names the flag, before binding anything.
+set -u
+tailgate="$1"
+failures=0
+
+# expect_line EXPECTED_LINE ARGS...
+expect_line() {
+  local want="$1"
+  shift
+  local err rc
+  err=$("$tailgate" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then
+    echo "FAIL: tailgate $*: exit $rc, want 2 (stderr: $err)"
+    failures=$((failures + 1))
+  elif [ "$err" != "$want" ]; then
+    echo "FAIL: tailgate $*: stderr"
+    echo "  got:  $err"
+    echo "  want: $want"
+    failures=$((failures + 1))
+  fi
+}
+
+ok=--backends=http://127.0.0.1:1
+expect_line "--backends: required: a comma-separated list of replica URLs"
+expect_line "--max_response_bytes: must be in [1, 67108864] (64 MiB), got 67108865" \
+  "$ok" --max_response_bytes=67108865
+expect_line '--hedge_delay: must be less than --timeout (100ms), got 100ms' \
+  "$ok" --timeout=100ms --hedge_delay=100ms
+expect_line '--listen: port must be in [0, 65535], got "99999"' \
+  "$ok" --listen=127.0.0.1:99999
+expect_line '--log_format: want logfmt or json, got "xml"' "$ok" --log_format=xml
+expect_line "--hedge_fraction: must be in [0, 1], got 1.5" "$ok" --hedge_fraction=1.5
+expect_line 'unexpected argument "extra" (every setting is a --flag)' "$ok" extra
+
+[ "$failures" -eq 0 ] && echo "PASS"
+exit "$failures"

@@ -1,0 +1,311 @@
+// End-to-end: the real tailgate binary, real loopback replicas, real gRPC
+// and HTTP clients.
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "proto/tailgate/v1/tailgate.grpc.pb.h"
+#include "server/testing/async_read.h"
+#include "server/testing/http_get.h"
+#include "server/testing/raw_grpc.h"
+#include "tests/e2e/tailgate_process.h"
+#include "tests/replica/replica.h"
+
+namespace tailgate::testing {
+namespace {
+
+using ::tailgate::server::testing::AsyncRead;
+using ::tailgate::server::testing::HealthCheck;
+using ::tailgate::server::testing::HttpGet;
+using ::tailgate::server::testing::kNotServing;
+using ::tailgate::server::testing::kServing;
+
+constexpr absl::Duration kWait = absl::Seconds(10);
+
+std::string TailgateBinary() {
+  const char* runfiles = std::getenv("TEST_SRCDIR");
+  return absl::StrCat(runfiles != nullptr ? runfiles : ".",
+                      "/tailgate/server/tailgate");
+}
+
+ReplicaResponse Body(std::string body, absl::Duration delay = {}) {
+  ReplicaResponse response;
+  response.body = std::move(body);
+  response.delay = delay;
+  return response;
+}
+
+class TailgateE2eTest : public ::testing::Test {
+ protected:
+  Replica& AddReplica(Handler handler) {
+    absl::StatusOr<std::unique_ptr<Replica>> replica =
+        Replica::Start(std::move(handler));
+    EXPECT_TRUE(replica.ok()) << replica.status();
+    replicas_.push_back(*std::move(replica));
+    return *replicas_.back();
+  }
+
+  // Starts tailgate on every replica added so far.
+  void StartTailgate(std::vector<std::string> flags = {}) {
+    std::string backends = "--backends=";
+    for (const auto& replica : replicas_) {
+      absl::StrAppend(&backends, backends.back() == '=' ? "" : ",",
+                      replica->url());
+    }
+    flags.insert(flags.begin(), backends);
+    absl::StatusOr<std::unique_ptr<TailgateProcess>> process =
+        TailgateProcess::Start(TailgateBinary(), flags);
+    ASSERT_TRUE(process.ok()) << process.status();
+    tailgate_ = *std::move(process);
+    channel_ = grpc::CreateChannel(tailgate_->grpc_address(),
+                                   grpc::InsecureChannelCredentials());
+    reads_ = v1::HedgedRead::NewStub(channel_);
+    admin_ = v1::Admin::NewStub(grpc::CreateChannel(
+        tailgate_->admin_address(), grpc::InsecureChannelCredentials()));
+  }
+
+  grpc::Status Read(const v1::ReadRequest& request,
+                    v1::ReadResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
+    return reads_->Read(&context, request, response);
+  }
+
+  grpc::Status Read(const std::string& path, v1::ReadResponse* response) {
+    v1::ReadRequest request;
+    request.set_path(path);
+    return Read(request, response);
+  }
+
+  v1::GetStatsResponse Stats() {
+    grpc::ClientContext context;
+    v1::GetStatsResponse stats;
+    EXPECT_TRUE(admin_->GetStats(&context, {}, &stats).ok());
+    return stats;
+  }
+
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<TailgateProcess> tailgate_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::HedgedRead::Stub> reads_;
+  std::unique_ptr<v1::Admin::Stub> admin_;
+};
+
+TEST_F(TailgateE2eTest, LogsStartAndEachBoundAddress) {
+  AddReplica(Always(Body("ok")));
+  StartTailgate();
+  const std::optional<std::string> start =
+      tailgate_->WaitForLine("event=start", kWait);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_TRUE(absl::StrContains(
+      *start, absl::StrCat("backends=", replicas_[0]->url(), " ")));
+  EXPECT_TRUE(absl::StrContains(*start, "hedge_delay=25ms"));
+  EXPECT_TRUE(absl::StrContains(*start, "level=info"));
+  EXPECT_TRUE(absl::StartsWith(*start, "ts="));
+  EXPECT_FALSE(absl::EndsWith(tailgate_->grpc_address(), ":0"));
+}
+
+TEST_F(TailgateE2eTest, ReadsThroughToAReplica) {
+  Replica& replica = AddReplica([](const ReplicaRequest& request) {
+    ReplicaResponse response = Body(absl::StrCat("hello ", request.uri));
+    response.headers = {{"X-Replica", "a"}};
+    return response;
+  });
+  StartTailgate();
+  v1::ReadRequest request;
+  request.set_path("/p/a%2Fb?q=1");
+  v1::Header* header = request.add_headers();
+  header->set_name("X-Request-Id");
+  header->set_value("42");
+  v1::ReadResponse response;
+  const grpc::Status status = Read(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.status(), 200);
+  EXPECT_EQ(response.body(), "hello /p/a%2Fb?q=1");
+  bool has_header = false;
+  for (const v1::Header& h : response.headers()) {
+    has_header |= h.name() == "X-Replica" && h.value() == "a";
+  }
+  EXPECT_TRUE(has_header);
+  EXPECT_EQ(response.trace().attempts(), 1u);
+  EXPECT_FALSE(response.trace().hedged());
+  EXPECT_EQ(response.trace().replica(), replica.url());
+  EXPECT_TRUE(response.trace().has_latency());
+
+  ASSERT_EQ(replica.requests().size(), 1u);
+  const ReplicaRequest seen = replica.requests()[0];
+  EXPECT_EQ(seen.method, "GET");
+  EXPECT_EQ(seen.uri, "/p/a%2Fb?q=1");
+  bool forwarded = false;
+  for (const auto& [name, value] : seen.headers) {
+    forwarded |= name == "X-Request-Id" && value == "42";
+  }
+  EXPECT_TRUE(forwarded);
+}
+
+TEST_F(TailgateE2eTest, HeadReachesTheReplicaAsHead) {
+  Replica& replica = AddReplica(Always(Body("ignored")));
+  StartTailgate();
+  v1::ReadRequest request;
+  request.set_path("/h");
+  request.set_method(v1::METHOD_HEAD);
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read(request, &response).ok());
+  EXPECT_EQ(response.body(), "");
+  EXPECT_EQ(replica.requests().at(0).method, "HEAD");
+}
+
+TEST_F(TailgateE2eTest, UpstreamHttpErrorIsAnOkCall) {
+  ReplicaResponse not_found = Body("gone");
+  not_found.status = 404;
+  AddReplica(Always(not_found));
+  StartTailgate();
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());
+  EXPECT_EQ(response.status(), 404);
+  EXPECT_EQ(response.body(), "gone");
+}
+
+TEST_F(TailgateE2eTest, SlowReplicaIsHedgedToAFastOne) {
+  AddReplica(Always(Body("slow", absl::Milliseconds(800))));
+  Replica& fast = AddReplica(Always(Body("fast")));
+  StartTailgate({"--hedge_delay=20ms", "--timeout=2s", "--hedge_fraction=1",
+                 "--hedge_burst=10"});
+  for (int i = 0; i < 4; ++i) {
+    v1::ReadResponse response;
+    const absl::Time start = absl::Now();
+    const grpc::Status status = Read("/r", &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.body(), "fast");
+    EXPECT_EQ(response.trace().replica(), fast.url());
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(600));
+  }
+  const v1::GetStatsResponse stats = Stats();
+  EXPECT_EQ(stats.requests(), 4u);
+  EXPECT_GE(stats.hedges(), 1u);
+  EXPECT_GE(stats.hedge_wins(), 1u);
+  EXPECT_GT(stats.amplification(), 1.0);
+  EXPECT_EQ(stats.replicas_size(), 2);
+}
+
+TEST_F(TailgateE2eTest, TimeoutCapsTheReadWithDeadlineExceeded) {
+  AddReplica(Always(Body("late", absl::Seconds(3))));
+  StartTailgate({"--timeout=200ms", "--hedge_delay=50ms"});
+  v1::ReadResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = Read("/slow", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(Stats().timeouts(), 1u);
+}
+
+TEST_F(TailgateE2eTest, RejectionsAreCountedInStatsAndMetrics) {
+  AddReplica(Always(Body("ok")));
+  StartTailgate();
+  v1::ReadRequest unknown;
+  unknown.set_path("/x");
+  unknown.set_upstream("blue");
+  v1::ReadResponse response;
+  EXPECT_EQ(Read(unknown, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  const grpc::Status bad = Read("no-slash", &response);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(bad.error_message(), "path "));
+  EXPECT_EQ(Stats().rejected(), 2u);
+
+  absl::StatusOr<server::testing::HttpReply> metrics =
+      HttpGet(tailgate_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_TRUE(absl::StrContains(
+      metrics->body,
+      "tailgate_rejected_total{reason=\"unknown_upstream\"} 1\n"));
+  EXPECT_TRUE(absl::StrContains(
+      metrics->body,
+      "tailgate_rejected_total{reason=\"invalid_argument\"} 1\n"));
+
+  grpc::ClientContext context;
+  v1::GetMetricsResponse admin_metrics;
+  ASSERT_TRUE(admin_->GetMetrics(&context, {}, &admin_metrics).ok());
+  EXPECT_EQ(admin_metrics.content_type(),
+            "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(admin_metrics.text(), metrics->body);
+}
+
+TEST_F(TailgateE2eTest, DrainFinishesReadsInFlightThenExitsZero) {
+  Replica& replica = AddReplica(Always(Body("done", absl::Milliseconds(700))));
+  StartTailgate({"--hedge_fraction=0"});
+  ASSERT_EQ(HealthCheck(channel_, "tailgate.v1.HedgedRead").value_or(-1),
+            kServing);
+  AsyncRead in_flight;
+  in_flight.request.set_path("/slow");
+  in_flight.Start(*reads_);
+  ASSERT_TRUE(replica.WaitForRequests(1, kWait));
+
+  tailgate_->Signal(SIGTERM);
+  ASSERT_TRUE(tailgate_->WaitForLine("event=drain_start", kWait).has_value());
+  EXPECT_EQ(HttpGet(tailgate_->metrics_port(), "/readyz")->status, 503);
+  EXPECT_EQ(HttpGet(tailgate_->metrics_port(), "/healthz")->status, 200);
+  EXPECT_EQ(HealthCheck(channel_, "").value_or(-1), kNotServing);
+  EXPECT_EQ(HealthCheck(channel_, "tailgate.v1.HedgedRead").value_or(-1),
+            kNotServing);
+  v1::ReadResponse refused;
+  EXPECT_EQ(Read("/new", &refused).error_code(), grpc::StatusCode::UNAVAILABLE);
+
+  ASSERT_TRUE(in_flight.Wait());
+  EXPECT_TRUE(in_flight.status.ok()) << in_flight.status.error_message();
+  EXPECT_EQ(in_flight.response.body(), "done");
+  EXPECT_EQ(tailgate_->WaitForExit(kWait), 0);
+  EXPECT_TRUE(absl::StrContains(tailgate_->stderr_text(),
+                                "event=drain_end in_flight=0"))
+      << tailgate_->stderr_text();
+}
+
+TEST_F(TailgateE2eTest, DrainTimeoutCancelsReadsStillRunning) {
+  ReplicaResponse hang;
+  hang.fault = ReplicaResponse::Fault::kHang;
+  Replica& replica = AddReplica(Always(hang));
+  StartTailgate(
+      {"--drain_timeout=200ms", "--timeout=30s", "--hedge_fraction=0"});
+  AsyncRead in_flight;
+  in_flight.request.set_path("/hang");
+  in_flight.Start(*reads_);
+  ASSERT_TRUE(replica.WaitForRequests(1, kWait));
+
+  tailgate_->Signal(SIGTERM);
+  EXPECT_EQ(tailgate_->WaitForExit(kWait), 0);
+  ASSERT_TRUE(in_flight.Wait());
+  EXPECT_FALSE(in_flight.status.ok());
+  EXPECT_TRUE(absl::StrContains(tailgate_->stderr_text(),
+                                "event=drain_end in_flight=1"))
+      << tailgate_->stderr_text();
+}
+
+TEST_F(TailgateE2eTest, SecondSignalExitsAtOnce) {
+  ReplicaResponse hang;
+  hang.fault = ReplicaResponse::Fault::kHang;
+  Replica& replica = AddReplica(Always(hang));
+  StartTailgate({"--drain_timeout=60s", "--timeout=60s", "--hedge_fraction=0"});
+  AsyncRead in_flight;
+  in_flight.request.set_path("/hang");
+  in_flight.Start(*reads_);
+  ASSERT_TRUE(replica.WaitForRequests(1, kWait));
+
+  tailgate_->Signal(SIGTERM);
+  ASSERT_TRUE(tailgate_->WaitForLine("event=drain_start", kWait).has_value());
+  tailgate_->Signal(SIGINT);
+  EXPECT_EQ(tailgate_->WaitForExit(kWait), 130);
+  ASSERT_TRUE(in_flight.Wait());
+  EXPECT_EQ(in_flight.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+}  // namespace
+}  // namespace tailgate::testing

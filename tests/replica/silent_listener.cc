@@ -1,0 +1,155 @@
+#include "tests/replica/silent_listener.h"
+
+#include <event2/listener.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "tests/replica/event_loop_thread.h"
+
+namespace tailgate::testing {
+namespace {
+
+sockaddr_in Loopback(int port) {
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return address;
+}
+
+absl::StatusOr<int> BoundPort(int fd) {
+  sockaddr_in bound = {};
+  socklen_t length = sizeof(bound);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    return absl::InternalError(
+        absl::StrCat("getsockname: ", std::strerror(errno)));
+  }
+  return ntohs(bound.sin_port);
+}
+
+}  // namespace
+
+absl::StatusOr<int> UnusedLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  }
+  const sockaddr_in address = Loopback(0);
+  absl::StatusOr<int> port =
+      bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
+              0
+          ? BoundPort(fd)
+          : absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
+  close(fd);
+  return port;
+}
+
+class SilentListener::Impl {
+ public:
+  explicit Impl(std::unique_ptr<EventLoopThread> loop)
+      : loop_(std::move(loop)) {}
+
+  ~Impl() {
+    loop_->Stop();
+    if (listener_ != nullptr) evconnlistener_free(listener_);
+    for (int fd : accepted_) close(fd);
+  }
+
+  absl::Status Listen() {
+    const sockaddr_in address = Loopback(0);
+    listener_ = evconnlistener_new_bind(
+        loop_->base(), &Impl::OnAccept, this,
+        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
+        SOMAXCONN, reinterpret_cast<const sockaddr*>(&address),
+        sizeof(address));
+    if (listener_ == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on 127.0.0.1: ", std::strerror(errno)));
+    }
+    absl::StatusOr<int> port = BoundPort(evconnlistener_get_fd(listener_));
+    if (!port.ok()) return port.status();
+    port_ = *port;
+    loop_->Start();
+    return absl::OkStatus();
+  }
+
+  int port() const { return port_; }
+
+  int64_t connections_accepted() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return connections_accepted_;
+  }
+
+  bool WaitForConnections(int64_t n, absl::Duration timeout) const {
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365)));
+    std::unique_lock<std::mutex> lock(mu_);
+    return accepted_changed_.wait_until(
+        lock, deadline, [&] { return connections_accepted_ >= n; });
+  }
+
+ private:
+  static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int,
+                       void* arg) noexcept {
+    auto* self = static_cast<Impl*>(arg);
+    self->accepted_.push_back(fd);  // held open, never read
+    {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      ++self->connections_accepted_;
+    }
+    self->accepted_changed_.notify_all();
+  }
+
+  const std::unique_ptr<EventLoopThread> loop_;
+  evconnlistener* listener_ = nullptr;  // constant after Listen
+  int port_ = 0;                        // constant after Listen
+  std::vector<int> accepted_;           // loop thread only
+
+  // Protected by mu_ (a std::mutex, which ThreadSanitizer sees; the system
+  // abseil is not instrumented).
+  mutable std::mutex mu_;
+  mutable std::condition_variable accepted_changed_;
+  int64_t connections_accepted_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<SilentListener>> SilentListener::Start() {
+  absl::StatusOr<std::unique_ptr<EventLoopThread>> loop =
+      EventLoopThread::Create();
+  if (!loop.ok()) return loop.status();
+  auto impl = std::make_unique<Impl>(*std::move(loop));
+  if (absl::Status listening = impl->Listen(); !listening.ok()) {
+    return listening;
+  }
+  return std::unique_ptr<SilentListener>(new SilentListener(std::move(impl)));
+}
+
+SilentListener::SilentListener(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+SilentListener::~SilentListener() = default;
+
+int SilentListener::port() const { return impl_->port(); }
+std::string SilentListener::url() const {
+  return absl::StrCat("http://127.0.0.1:", impl_->port());
+}
+int64_t SilentListener::connections_accepted() const {
+  return impl_->connections_accepted();
+}
+bool SilentListener::WaitForConnections(int64_t n,
+                                        absl::Duration timeout) const {
+  return impl_->WaitForConnections(n, timeout);
+}
+
+}  // namespace tailgate::testing
