@@ -105,7 +105,7 @@ class GrpcClient final : public Client {
     in_flight.clear();
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(
-        +[](Pending* pending) { return pending->empty(); }, &pending_));
+        +[](int* unfinished) { return *unfinished == 0; }, &unfinished_));
   }
 
   absl::StatusOr<ReadResponse> Read(const ReadRequest& request) override {
@@ -136,6 +136,7 @@ class GrpcClient final : public Client {
     {
       absl::MutexLock lock(&mu_);
       pending_.emplace(raw, std::move(read));
+      ++unfinished_;
     }
     stub_->async()->Read(
         &raw->context, &raw->request, &raw->response,
@@ -152,11 +153,21 @@ class GrpcClient final : public Client {
     } else {
       std::move(read.done)(FromGrpcStatus(status));
     }
-    std::shared_ptr<PendingRead> last_reference;  // freed after unlocking
+    std::shared_ptr<PendingRead> owned;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = pending_.find(&read);
+      owned = std::move(it->second);
+      pending_.erase(it);
+    }
+    // A ClientContext holds a reference to the channel. Free it before
+    // letting the destructor go on, so that the channel's last reference is
+    // always dropped by the destructor's thread: a grpc::Channel destroyed
+    // on a gRPC callback thread can tear down the callback completion queue
+    // that thread is polling (gRPC 1.51).
+    owned.reset();
     absl::MutexLock lock(&mu_);
-    auto it = pending_.find(&read);
-    last_reference = std::move(it->second);
-    pending_.erase(it);
+    --unfinished_;
   }
 
   // Constant after construction.
@@ -167,6 +178,8 @@ class GrpcClient final : public Client {
   absl::Mutex mu_;
   // Every ReadAsync whose callback has not returned yet.
   Pending pending_ ABSL_GUARDED_BY(mu_);
+  // ReadAsync calls whose PendingRead is not freed yet.
+  int unfinished_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

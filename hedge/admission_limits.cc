@@ -13,8 +13,8 @@ constexpr int64_t kMaxLimit = 1'000'000;
 
 absl::Status CheckLimit(absl::string_view field, int64_t value) {
   if (value < 1 || value > kMaxLimit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " must be in [1, ", kMaxLimit, "], got ", value));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " must be in [1, ", kMaxLimit, "], got ", value));
   }
   return absl::OkStatus();
 }
@@ -46,7 +46,9 @@ std::optional<Permit> Semaphore::TryAcquire() {
   return Permit(this);
 }
 
-void Semaphore::ReleaseOne() { in_use_.fetch_sub(1, std::memory_order_release); }
+void Semaphore::ReleaseOne() {
+  in_use_.fetch_sub(1, std::memory_order_release);
+}
 
 absl::Status ValidateAdmissionConfig(const AdmissionConfig& config) {
   if (absl::Status s = CheckLimit("max_requests", config.max_requests);

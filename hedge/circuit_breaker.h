@@ -24,11 +24,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace tailgate::hedge {
@@ -38,7 +38,7 @@ enum class CircuitState { kClosed, kOpen, kHalfOpen };
 const char* CircuitStateName(CircuitState state);  // "closed", "open", ...
 
 struct CircuitConfig {
-  int failure_threshold = 5;                 // >= 1
+  int failure_threshold = 5;                   // >= 1
   absl::Duration cooldown = absl::Seconds(1);  // > 0, finite
 };
 
@@ -59,8 +59,8 @@ struct CircuitSnapshot {
 class CircuitBreaker {
  public:
   // Called with (from, to, new generation) on every transition.
-  using TransitionListener =
-      std::function<void(CircuitState from, CircuitState to, uint64_t generation)>;
+  using TransitionListener = std::function<void(
+      CircuitState from, CircuitState to, uint64_t generation)>;
 
   // REQUIRES: ValidateCircuitConfig(config).ok()
   explicit CircuitBreaker(const CircuitConfig& config,
@@ -95,13 +95,17 @@ class CircuitBreaker {
   void Notify(const std::optional<Transition>& transition) const;
   Transition MoveTo(CircuitState to, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool IsEligibleLocked(absl::Time now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  bool IsEligibleLocked(absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   const CircuitConfig config_;
   const TransitionListener listener_;
 
-  mutable absl::Mutex mu_;
+  // State below is protected by mu_. (std::mutex rather than absl::Mutex:
+  // the system abseil is not built with ThreadSanitizer, which then cannot
+  // see absl::Mutex synchronize.)
+  mutable std::mutex mu_;
   CircuitState state_ ABSL_GUARDED_BY(mu_) = CircuitState::kClosed;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;

@@ -28,8 +28,8 @@ absl::Status ValidateHedgeBudgetConfig(const HedgeBudgetConfig& config) {
 
 HedgeBudget::HedgeBudget(const HedgeBudgetConfig& config)
     : enabled_(config.fraction > 0),
-      earn_units_(static_cast<int64_t>(
-          std::floor(config.fraction * kUnitsPerCredit))),
+      earn_units_(
+          static_cast<int64_t>(std::floor(config.fraction * kUnitsPerCredit))),
       cap_units_(
           static_cast<int64_t>(std::floor(config.burst * kUnitsPerCredit))),
       balance_units_(cap_units_) {}

@@ -8,7 +8,8 @@
 //   extra_attempts <= burst + fraction * admitted
 //
 // A fraction of 0 disables every extra attempt, including failure fallbacks,
-// whatever the balance.
+// whatever the balance. So does a burst below 1: earnings are capped too, so
+// the balance never reaches a whole credit.
 //
 // Credits are kept in fixed point (kUnitsPerCredit units per credit, the
 // fraction rounded down), so the bound holds exactly, with no floating-point

@@ -118,7 +118,10 @@ Actions ReadDecision::Start(absl::Time now) {
 
 Actions ReadDecision::OnHedgeTimer(absl::Time now) {
   Actions out;
-  if (finished_ || options_.hedge_disabled || extra_decided_) return out;
+  if (finished_ || launched_ == 0 || options_.hedge_disabled ||
+      extra_decided_) {
+    return out;
+  }
   TryLaunchExtra(AttemptKind::kHedge, now, out);
   return out;
 }
@@ -221,9 +224,9 @@ void ReadDecision::FinishAfterFailures(Actions& out) {
     out.push_back(FinishWith(last_server_error_));
     finished_ = true;
   } else {
-    FinishWithError(saw_too_large_ ? ReadError::kTooLarge
-                                   : ReadError::kUpstreamFailure,
-                    out);
+    FinishWithError(
+        saw_too_large_ ? ReadError::kTooLarge : ReadError::kUpstreamFailure,
+        out);
   }
 }
 

@@ -61,12 +61,12 @@ enum class AttemptOutcome {
 
 // Why a read ended without an upstream response.
 enum class ReadError {
-  kOverloaded,        // no attempt permit for the primary
-  kNoReplica,         // no eligible replica for the primary
+  kOverloaded,  // no attempt permit for the primary
+  kNoReplica,   // no eligible replica for the primary
   kDeadlineExceeded,
   kCancelled,
   kTooLarge,
-  kUpstreamFailure,   // every attempt failed at the transport level
+  kUpstreamFailure,  // every attempt failed at the transport level
 };
 const char* ReadErrorName(ReadError error);
 
@@ -82,15 +82,15 @@ struct Action {
     kArmHedgeTimer,  // call OnHedgeTimer at `at`
     kCancel,         // abort attempt `attempt` (its permit is released)
     kExtraSkipped,   // informational: no extra attempt, for `skip`
-    kFinish,         // the read is over: see `winner` / `error`
+    kFinish,         // the read is over: see `attempt` / `error`
   };
   Type type;
-  int attempt = -1;       // kLaunch, kCancel; kFinish: the attempt whose
-                          // response is returned, or -1 with `error`
-  size_t replica = 0;     // kLaunch
-  AttemptKind kind = AttemptKind::kPrimary;  // kLaunch
-  absl::Time at;          // kArmHedgeTimer
-  SkipReason skip = SkipReason::kNoReplica;  // kExtraSkipped
+  int attempt = -1;    // kLaunch, kCancel; kFinish: the attempt whose
+                       // response is returned, or -1 with `error`
+  size_t replica = 0;  // kLaunch
+  AttemptKind kind = AttemptKind::kPrimary;       // kLaunch
+  absl::Time at;                                  // kArmHedgeTimer
+  SkipReason skip = SkipReason::kNoReplica;       // kExtraSkipped
   ReadError error = ReadError::kUpstreamFailure;  // kFinish, attempt == -1
 };
 

@@ -14,8 +14,7 @@ ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers)
 
 std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   const size_t n = breakers_.size();
-  const size_t start =
-      next_start_.fetch_add(1, std::memory_order_relaxed) % n;
+  const size_t start = next_start_.fetch_add(1, std::memory_order_relaxed) % n;
   for (size_t i = 0; i < n; ++i) {
     const size_t replica = (start + i) % n;
     if (std::optional<CircuitTicket> ticket =

@@ -115,8 +115,8 @@ TEST(ReplicaPickerTest, AlternateIsNeverTheExcludedReplica) {
           const size_t i = (exclude + step) % n;
           if (!(open & (1u << i))) want = i;
         }
-        SCOPED_TRACE(testing::Message() << "n=" << n << " exclude=" << exclude
-                                        << " open=" << open);
+        SCOPED_TRACE(::testing::Message() << "n=" << n << " exclude=" << exclude
+                                          << " open=" << open);
         EXPECT_EQ(replicas.picker().HasAlternate(exclude, At(1)),
                   want.has_value());
         std::optional<ReplicaPick> pick =
@@ -134,8 +134,10 @@ TEST(ReplicaPickerTest, AlternateIsNeverTheExcludedReplica) {
 TEST(ReplicaPickerTest, HasAlternateTakesNoTicket) {
   Replicas replicas(2);
   replicas.Open(1, At(0));
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(replicas.picker().HasAlternate(0, At(1000)));
-  std::optional<ReplicaPick> probe = replicas.picker().PickAlternate(0, At(1000));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(replicas.picker().HasAlternate(0, At(1000)));
+  std::optional<ReplicaPick> probe =
+      replicas.picker().PickAlternate(0, At(1000));
   ASSERT_TRUE(probe.has_value());
   EXPECT_TRUE(probe->ticket.probe);
   EXPECT_FALSE(replicas.picker().HasAlternate(0, At(1000)));

@@ -106,11 +106,13 @@ int Run(const ServerConfig& config) {
 
   const int signal = AwaitTerminationSignal();
   ExitOnNextTerminationSignal();
+  // Refuse and flip readiness first: once drain_start is logged, probes see
+  // the drain.
+  gate.StartDrain();
+  SetReadServing(*reads->server, false);
   log.Info("drain_start", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
                            {"in_flight", gate.in_flight()},
                            {"drain_timeout", config.drain_timeout}});
-  gate.StartDrain();
-  SetReadServing(*reads->server, false);
   const int64_t left = gate.WaitForIdle(config.drain_timeout);
   log.Info("drain_end", {{"in_flight", left}});
 

@@ -11,7 +11,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/read_decision.h"
 #include "hedge/replica_picker.h"
@@ -144,7 +143,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
     // Reads still queued never reached the loop: complete them here.
     std::vector<std::unique_ptr<Read>> queued;
     {
-      absl::MutexLock lock(&inbox_mu_);
+      std::lock_guard<std::mutex> lock(inbox_mu_);
       queued.swap(submitted_);
     }
     for (auto& read : queued) CompleteUnstarted(*read);
@@ -179,7 +178,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
                                        &limits_, now, deadline, hedge_delay);
     bool wake;
     {
-      absl::MutexLock lock(&inbox_mu_);
+      std::lock_guard<std::mutex> lock(inbox_mu_);
       wake = submitted_.empty() && cancelled_.empty();
       submitted_.push_back(std::move(read));
     }
@@ -190,7 +189,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void Cancel(uint64_t read_id) override {
     bool wake;
     {
-      absl::MutexLock lock(&inbox_mu_);
+      std::lock_guard<std::mutex> lock(inbox_mu_);
       wake = submitted_.empty() && cancelled_.empty();
       cancelled_.push_back(read_id);
     }
@@ -235,7 +234,9 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   Counters counters_;
   std::atomic<uint64_t> next_id_{1};
 
-  absl::Mutex inbox_mu_;
+  // (std::mutex rather than absl::Mutex: the system abseil is not built with
+  // ThreadSanitizer, which then cannot see absl::Mutex synchronize.)
+  std::mutex inbox_mu_;
   std::vector<std::unique_ptr<Read>> submitted_ ABSL_GUARDED_BY(inbox_mu_);
   std::vector<uint64_t> cancelled_ ABSL_GUARDED_BY(inbox_mu_);
 
@@ -252,7 +253,7 @@ void EngineImpl::OnWakeup() {
   std::vector<std::unique_ptr<Read>> submitted;
   std::vector<uint64_t> cancelled;
   {
-    absl::MutexLock lock(&inbox_mu_);
+    std::lock_guard<std::mutex> lock(inbox_mu_);
     if (submitted_.empty() && cancelled_.empty()) return;
     submitted.swap(submitted_);
     cancelled.swap(cancelled_);

@@ -80,7 +80,9 @@ struct EngineConfig {
 
 inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
 
-// Checks every field; the message names the bad one.
+// Checks every field. Like the policy validators, each message starts with
+// the name of the bad field ("max_response_bytes: ..."); the server turns
+// that name into its flag's.
 absl::Status ValidateEngineConfig(const EngineConfig& config);
 
 // A validated read descriptor.
@@ -170,7 +172,8 @@ class Engine {
 
   // Admits the read or refuses it at once. On success the id can be given
   // to Cancel, and `done` will be called exactly once on the loop thread.
-  // On refusal `done` is not called.
+  // On refusal `done` is not called. Ids are never reused, so a Cancel that
+  // arrives after its read completed can never hit another read.
   virtual absl::StatusOr<uint64_t> Submit(EngineRead read,
                                           ReadCallback done) = 0;
 

@@ -175,6 +175,31 @@ TEST_F(TailgateE2eTest, UpstreamHttpErrorIsAnOkCall) {
   EXPECT_EQ(response.body(), "gone");
 }
 
+TEST_F(TailgateE2eTest, CircuitTransitionIsLoggedAndReported) {
+  ReplicaResponse broken = Body("down");
+  broken.status = 500;
+  Replica& replica = AddReplica(Always(broken));
+  StartTailgate(
+      {"--failure_threshold=1", "--cooldown=60s", "--hedge_fraction=0"});
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());
+  EXPECT_EQ(response.status(), 500);  // every attempt failed: 5xx forwarded
+
+  const std::optional<std::string> line =
+      tailgate_->WaitForLine("event=circuit", kWait);
+  ASSERT_TRUE(line.has_value()) << tailgate_->stderr_text();
+  EXPECT_TRUE(absl::StrContains(
+      *line, absl::StrCat("replica=", replica.url(),
+                          " from=closed to=open generation=1")))
+      << *line;
+  const v1::GetStatsResponse stats = Stats();
+  ASSERT_EQ(stats.replicas_size(), 1);
+  EXPECT_EQ(stats.replicas(0).circuit(), v1::CIRCUIT_OPEN);
+  EXPECT_EQ(stats.replicas(0).generation(), 1u);
+  EXPECT_EQ(stats.backend_failures(), 1u);
+  EXPECT_EQ(Read("/y", &response).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
 TEST_F(TailgateE2eTest, SlowReplicaIsHedgedToAFastOne) {
   AddReplica(Always(Body("slow", absl::Milliseconds(800))));
   Replica& fast = AddReplica(Always(Body("fast")));

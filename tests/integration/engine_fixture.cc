@@ -1,24 +1,91 @@
 #include "tests/integration/engine_fixture.h"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hedge/replica_url.h"
+#include "tests/replica/silent_listener.h"
 
 namespace tailgate::testing {
 
 hedge::ReadCallback PendingRead::Callback() {
   return [this](absl::StatusOr<hedge::EngineResponse> result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) {
+      ADD_FAILURE() << "read completed twice";
+      return;
+    }
     result_ = std::move(result);
-    done_.Notify();
+    done_ = true;
+    // Under the lock: once Wait() sees done_, the PendingRead may be gone.
+    completed_.notify_all();
   };
 }
 
 const absl::StatusOr<hedge::EngineResponse>& PendingRead::Wait(
     absl::Duration timeout) {
-  EXPECT_TRUE(done_.WaitForNotificationWithTimeout(timeout))
+  std::unique_lock<std::mutex> lock(mu_);
+  EXPECT_TRUE(completed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                                  [this] { return done_; }))
       << "read did not complete within " << timeout;
   return result_;
+}
+
+bool PendingRead::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+ReplicaResponse Answer(std::string body, absl::Duration delay, int status) {
+  ReplicaResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  response.delay = delay;
+  return response;
+}
+
+ReplicaResponse Faulty(ReplicaResponse::Fault fault, std::string body,
+                       int status) {
+  ReplicaResponse response = Answer(std::move(body), absl::ZeroDuration(),
+                                    status);
+  response.fault = fault;
+  return response;
+}
+
+ReplicaResponse Hang() { return Faulty(ReplicaResponse::Fault::kHang); }
+
+Handler PerAttempt(std::vector<ReplicaResponse> responses) {
+  struct Script {
+    explicit Script(std::vector<ReplicaResponse> responses)
+        : responses(std::move(responses)) {}
+    const std::vector<ReplicaResponse> responses;
+    std::mutex mu;
+    absl::flat_hash_map<std::string, size_t> seen;  // guarded by mu
+  };
+  auto script = std::make_shared<Script>(std::move(responses));
+  return [script](const ReplicaRequest& request) {
+    size_t n;
+    {
+      std::lock_guard<std::mutex> lock(script->mu);
+      n = script->seen[request.uri]++;
+    }
+    return script->responses[std::min(n, script->responses.size() - 1)];
+  };
+}
+
+Handler Route(std::vector<std::pair<std::string, Handler>> routes) {
+  return [routes = std::move(routes)](const ReplicaRequest& request) {
+    for (const auto& [prefix, handler] : routes) {
+      if (absl::StartsWith(request.uri, prefix)) return handler(request);
+    }
+    return Answer("no route", absl::ZeroDuration(), 404);
+  };
 }
 
 void EngineFixture::StartReplicas(std::vector<Handler> handlers) {
@@ -38,16 +105,33 @@ hedge::EngineConfig EngineFixture::DefaultConfig() {
   return config;
 }
 
-void EngineFixture::StartEngine(hedge::EngineConfig config) {
+std::vector<std::string> EngineFixture::ReplicaUrls() const {
   std::vector<std::string> urls;
   for (const auto& replica : replicas_) urls.push_back(replica->url());
+  return urls;
+}
+
+std::string EngineFixture::RefusedUrl() {
+  absl::StatusOr<int> port = UnusedLoopbackPort();
+  EXPECT_TRUE(port.ok()) << port.status();
+  return absl::StrCat("http://127.0.0.1:", port.value_or(1));
+}
+
+void EngineFixture::StartEngine(hedge::EngineConfig config) {
+  StartEngineWithUrls(std::move(config), ReplicaUrls());
+}
+
+void EngineFixture::StartEngineWithUrls(hedge::EngineConfig config,
+                                        const std::vector<std::string>& urls,
+                                        hedge::Clock& clock) {
   absl::StatusOr<std::vector<hedge::ReplicaUrl>> parsed =
       hedge::ParseReplicaList(absl::StrJoin(urls, ","));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   if (config.upstreams.empty()) config.upstreams.resize(1);
   config.upstreams[0].replicas = *parsed;
+  engine_.reset();  // a test may restart the engine with another config
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(std::move(config));
+      hedge::Engine::Create(std::move(config), clock);
   ASSERT_TRUE(engine.ok()) << engine.status();
   engine_ = std::move(*engine);
 }
@@ -62,10 +146,16 @@ hedge::EngineRead EngineFixture::Get(std::string target) const {
 absl::StatusOr<hedge::EngineResponse> EngineFixture::Read(
     hedge::EngineRead read) {
   PendingRead pending;
+  const absl::Time start = hedge::SteadyClock().Now();
   absl::StatusOr<uint64_t> id =
       engine_->Submit(std::move(read), pending.Callback());
-  if (!id.ok()) return id.status();
-  return pending.Wait();
+  if (!id.ok()) {
+    last_latency_ = hedge::SteadyClock().Now() - start;
+    return id.status();
+  }
+  absl::StatusOr<hedge::EngineResponse> result = pending.Wait();
+  last_latency_ = hedge::SteadyClock().Now() - start;
+  return result;
 }
 
 uint64_t EngineFixture::Submit(hedge::EngineRead read, PendingRead& pending) {
@@ -75,9 +165,51 @@ uint64_t EngineFixture::Submit(hedge::EngineRead read, PendingRead& pending) {
   return id.ok() ? *id : 0;
 }
 
+int64_t EngineFixture::RequestsFor(absl::string_view target) const {
+  int64_t n = 0;
+  for (const auto& replica : replicas_) {
+    for (const ReplicaRequest& request : replica->requests()) {
+      n += request.uri == target;
+    }
+  }
+  return n;
+}
+
+int64_t EngineFixture::TotalRequests() const {
+  int64_t n = 0;
+  for (const auto& replica : replicas_) n += replica->requests_received();
+  return n;
+}
+
+void EngineFixture::ExpectIdle() const {
+  const hedge::EngineSnapshot snapshot = engine_->Snapshot();
+  EXPECT_EQ(snapshot.in_flight_requests, 0);
+  EXPECT_EQ(snapshot.in_flight_attempts, 0);
+  for (const hedge::ReplicaSnapshot& replica : snapshot.replicas) {
+    EXPECT_EQ(replica.in_flight, 0) << replica.url;
+  }
+}
+
 void EngineFixture::TearDown() {
   engine_.reset();
   replicas_.clear();
+}
+
+void ExpectNoTransportDetail(const absl::Status& status,
+                             const std::vector<int>& ports) {
+  const std::string message = absl::AsciiStrToLower(status.message());
+  for (const char* detail :
+       {"curl", "127.0.0.1", "localhost", "connection refused",
+        "couldn't connect", "failed to connect", "recv failure",
+        "unsupported http", "header without colon", "weird server reply",
+        "transfer closed", "connection reset"}) {
+    EXPECT_FALSE(absl::StrContains(message, detail))
+        << "\"" << status.message() << "\" leaks \"" << detail << "\"";
+  }
+  for (int port : ports) {
+    EXPECT_FALSE(absl::StrContains(message, absl::StrCat(port)))
+        << "\"" << status.message() << "\" leaks port " << port;
+  }
 }
 
 }  // namespace tailgate::testing

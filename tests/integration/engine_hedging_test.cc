@@ -1,23 +1,49 @@
-// The engine's hedging behaviour against real loopback replicas.
+// The engine's hedging behaviour against real loopback replicas: when an
+// extra attempt is made and where, which answer wins, what is returned when
+// every attempt fails, and how the credit budget gates extra attempts.
 
+#include <memory>
+#include <set>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
 namespace {
 
-ReplicaResponse Answer(std::string body, absl::Duration delay = absl::ZeroDuration(),
-                       int status = 200) {
-  ReplicaResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  response.delay = delay;
-  return response;
+using Fault = ReplicaResponse::Fault;
+
+// "At once" claims are checked against a hedge delay this long: a read that
+// waited for the hedge timer instead would take at least that.
+constexpr absl::Duration kLongHedgeDelay = absl::Seconds(2);
+constexpr absl::Duration kAtOnce = absl::Milliseconds(500);
+
+hedge::EngineConfig LongHedgeConfig() {
+  hedge::EngineConfig config = EngineFixture::DefaultConfig();
+  config.upstreams[0].hedge_delay = kLongHedgeDelay;
+  config.timeout = absl::Seconds(5);
+  return config;
 }
 
-class EngineHedgingTest : public EngineFixture {};
+const hedge::HttpHeader* FindHeader(const hedge::EngineResponse& response,
+                                    absl::string_view name) {
+  for (const hedge::HttpHeader& header : response.headers) {
+    if (absl::EqualsIgnoreCase(header.name, name)) return &header;
+  }
+  return nullptr;
+}
+
+class EngineHedgingTest : public EngineFixture {
+ protected:
+  // The replica whose URL is not `url`, of two.
+  Replica& Other(const std::string& url) {
+    return replicas_[0]->url() == url ? *replicas_[1] : *replicas_[0];
+  }
+};
 
 TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
   StartReplicas({Always(Answer("a")), Always(Answer("b"))});
@@ -28,12 +54,12 @@ TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
   EXPECT_EQ(response->trace.attempts, 1);
   EXPECT_FALSE(response->trace.hedged);
   EXPECT_EQ(engine_->Snapshot().hedges, 0u);
-  EXPECT_EQ(replicas_[0]->requests_received() + replicas_[1]->requests_received(), 1);
+  EXPECT_EQ(TotalRequests(), 1);
 }
 
 TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
-  StartReplicas({Always(Answer("slow", absl::Seconds(3))),
-                 Always(Answer("fast"))});
+  StartReplicas(
+      {Always(Answer("slow", absl::Seconds(3))), Always(Answer("fast"))});
   StartEngine();
   // Primaries rotate: of two reads, exactly one starts on the slow replica.
   absl::StatusOr<hedge::EngineResponse> first = Read("/x");
@@ -48,26 +74,286 @@ TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
   EXPECT_EQ(response.trace.attempts, 2);
   EXPECT_EQ(response.trace.replica, replicas_[1]->url());
   EXPECT_GE(response.trace.latency, absl::Milliseconds(20));
-  EXPECT_TRUE(replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(2)));
+  EXPECT_TRUE(
+      replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(2)));
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.hedges, 1u);
   EXPECT_EQ(stats.hedge_wins, 1u);
   EXPECT_EQ(stats.in_flight_attempts, 0);
 }
 
+TEST_F(EngineHedgingTest, HedgeStartsAfterTheDelayOnAnotherReplica) {
+  const Handler script =
+      PerAttempt({Answer("slow", absl::Seconds(3)), Answer("fast")});
+  StartReplicas({script, script});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(150);
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/h");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "fast");
+  EXPECT_TRUE(response->trace.hedge_won);
+  EXPECT_GE(response->trace.latency, absl::Milliseconds(150));
+  // One request on each replica: the hedge did not go to the primary's.
+  EXPECT_EQ(replicas_[0]->requests_received(), 1);
+  EXPECT_EQ(replicas_[1]->requests_received(), 1);
+  // The slow primary lost and was cut off at once, long before its 3 s.
+  EXPECT_TRUE(Other(response->trace.replica)
+                  .WaitForDisconnectsBeforeResponse(1, absl::Seconds(1)));
+  EXPECT_EQ(engine_->Snapshot().in_flight_attempts, 0);
+}
+
+TEST_F(EngineHedgingTest, ExtraAttemptAlwaysOnADistinctReplica) {
+  const Handler script =
+      PerAttempt({Answer("slow", absl::Seconds(3)), Answer("fast")});
+  StartReplicas({script, script, script});
+  StartEngine();
+  for (int i = 0; i < 6; ++i) {
+    const std::string target = absl::StrCat("/d?i=", i);
+    absl::StatusOr<hedge::EngineResponse> response = Read(target);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->trace.attempts, 2);
+    std::set<std::string> saw;
+    for (const auto& replica : replicas_) {
+      for (const ReplicaRequest& request : replica->requests()) {
+        if (request.uri == target) saw.insert(replica->url());
+      }
+    }
+    EXPECT_EQ(RequestsFor(target), 2);
+    EXPECT_EQ(saw.size(), 2u) << target << " went twice to one replica";
+    EXPECT_EQ(saw.count(response->trace.replica), 1u);
+  }
+}
+
+TEST_F(EngineHedgingTest, LoneReplicaIsNeverHedgedOnItself) {
+  StartReplicas({Always(Answer("slow", absl::Milliseconds(100)))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(10);
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->trace.attempts, 1);
+  EXPECT_EQ(replicas_[0]->requests_received(), 1);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.hedges, 0u);
+  EXPECT_EQ(stats.skipped_no_replica, 1u);
+}
+
 TEST_F(EngineHedgingTest, ServerErrorPrimaryFallsBackBeforeTimer) {
   StartReplicas({Always(Answer("err", absl::ZeroDuration(), 503)),
                  Always(Answer("ok"))});
-  hedge::EngineConfig config = DefaultConfig();
-  config.upstreams[0].hedge_delay = absl::Seconds(2);
-  StartEngine(config);
+  StartEngine(LongHedgeConfig());
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<hedge::EngineResponse> response = Read("/x");
     ASSERT_TRUE(response.ok()) << response.status();
     EXPECT_EQ(response->body, "ok");
-    EXPECT_LT(response->trace.latency, absl::Seconds(1));
+    EXPECT_LT(response->trace.latency, kAtOnce);
   }
   EXPECT_EQ(engine_->Snapshot().fallbacks, 1u);
+}
+
+TEST_F(EngineHedgingTest, RefusedConnectionFallsBackBeforeTimer) {
+  StartReplicas({Always(Answer("ok"))});
+  StartEngineWithUrls(LongHedgeConfig(), {RefusedUrl(), replicas_[0]->url()});
+  // Of two reads, one has the refusing replica as its primary.
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "ok");
+    EXPECT_LT(last_latency_, kAtOnce);
+  }
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.fallbacks, 1u);
+  EXPECT_EQ(stats.backend_failures, 1u);
+  EXPECT_EQ(stats.replicas[0].failures, 1u);
+  EXPECT_EQ(stats.replicas[1].attempts_fallback, 1u);
+}
+
+TEST_F(EngineHedgingTest, TooLargePrimaryFallsBackBeforeTimer) {
+  const Handler script =
+      PerAttempt({Faulty(Fault::kHugeContentLength), Answer("ok")});
+  StartReplicas({script, script});
+  hedge::EngineConfig config = LongHedgeConfig();
+  config.max_response_bytes = 1000;
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/big");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "ok");
+  EXPECT_TRUE(response->trace.hedge_won);
+  EXPECT_LT(response->trace.latency, kAtOnce);
+  EXPECT_TRUE(Other(response->trace.replica)
+                  .WaitForDisconnectsBeforeResponse(1, absl::Seconds(1)));
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.fallbacks, 1u);
+  EXPECT_EQ(stats.backend_failures, 1u);
+}
+
+TEST_F(EngineHedgingTest, ClientErrorWinsWithoutFallback) {
+  StartReplicas({Always(Answer("missing", absl::ZeroDuration(), 404)),
+                 Always(Answer("missing", absl::ZeroDuration(), 404))});
+  StartEngine(LongHedgeConfig());
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 404);
+  EXPECT_EQ(response->body, "missing");
+  EXPECT_EQ(response->trace.attempts, 1);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.fallbacks, 0u);
+  EXPECT_EQ(stats.backend_failures, 0u);
+  EXPECT_EQ(TotalRequests(), 1);
+}
+
+TEST_F(EngineHedgingTest, FirstCompleteClientErrorBeatsSlowerSuccess) {
+  const Handler script =
+      PerAttempt({Answer("slow", absl::Seconds(3)),
+                  Answer("missing", absl::ZeroDuration(), 404)});
+  StartReplicas({script, script});
+  StartEngine();
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 404);
+  EXPECT_EQ(response->body, "missing");
+  EXPECT_TRUE(response->trace.hedge_won);
+  EXPECT_TRUE(Other(response->trace.replica)
+                  .WaitForDisconnectsBeforeResponse(1, absl::Seconds(1)));
+}
+
+TEST_F(EngineHedgingTest, ClientErrorAfterServerErrorWins) {
+  const Handler script =
+      PerAttempt({Answer("busy", absl::ZeroDuration(), 503),
+                  Answer("missing", absl::ZeroDuration(), 404)});
+  StartReplicas({script, script});
+  StartEngine(LongHedgeConfig());
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 404);
+  EXPECT_EQ(response->body, "missing");
+  EXPECT_EQ(response->trace.attempts, 2);
+}
+
+TEST_F(EngineHedgingTest, RedirectIsReturnedNotFollowed) {
+  absl::StatusOr<std::unique_ptr<Replica>> elsewhere =
+      Replica::Start(Always(Answer("followed")));
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
+  const std::string location = (*elsewhere)->url() + "/moved";
+  ReplicaResponse redirect = Answer("", absl::ZeroDuration(), 302);
+  redirect.headers = {{"Location", location}};
+  StartReplicas({Always(redirect), Always(redirect)});
+  StartEngine(LongHedgeConfig());
+  absl::StatusOr<hedge::EngineResponse> response = Read("/r");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 302);
+  EXPECT_EQ(response->trace.attempts, 1);
+  const hedge::HttpHeader* returned = FindHeader(*response, "Location");
+  ASSERT_NE(returned, nullptr);
+  EXPECT_EQ(returned->value, location);
+  // The redirecting replica got one request, and nobody fetched Location.
+  EXPECT_EQ(TotalRequests(), 1);
+  EXPECT_EQ(RequestsFor("/r"), 1);
+  EXPECT_EQ((*elsewhere)->requests_received(), 0);
+  EXPECT_EQ((*elsewhere)->connections_accepted(), 0);
+}
+
+TEST_F(EngineHedgingTest, BothServerErrorsForwardTheLastOne) {
+  const Handler script =
+      PerAttempt({Answer("first", absl::ZeroDuration(), 503),
+                  Answer("second", absl::ZeroDuration(), 502)});
+  StartReplicas({script, script});
+  StartEngine(LongHedgeConfig());
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 502);
+  EXPECT_EQ(response->body, "second");
+  EXPECT_EQ(response->trace.attempts, 2);
+  EXPECT_LT(response->trace.latency, kAtOnce);
+  EXPECT_EQ(engine_->Snapshot().backend_failures, 2u);
+}
+
+TEST_F(EngineHedgingTest, ServerErrorIsForwardedOverATransportFailure) {
+  const Handler script =
+      Route({{"/a", PerAttempt({Answer("busy", absl::ZeroDuration(), 503),
+                                Faulty(Fault::kResetAtOnce)})},
+             {"/b", PerAttempt({Faulty(Fault::kResetAtOnce),
+                                Answer("busy", absl::ZeroDuration(), 503)})}});
+  StartReplicas({script, script});
+  StartEngine(LongHedgeConfig());
+  for (const char* target : {"/a", "/b"}) {
+    absl::StatusOr<hedge::EngineResponse> response = Read(target);
+    ASSERT_TRUE(response.ok()) << target << ": " << response.status();
+    EXPECT_EQ(response->status, 503) << target;
+    EXPECT_EQ(response->body, "busy") << target;
+    EXPECT_EQ(response->trace.attempts, 2) << target;
+  }
+}
+
+TEST_F(EngineHedgingTest, AllTransportFailuresAreUnavailable) {
+  const std::string a = RefusedUrl();
+  const std::string b = RefusedUrl();
+  StartEngineWithUrls(LongHedgeConfig(), {a, b});
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable)
+      << response.status();
+  EXPECT_LT(last_latency_, kAtOnce);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.attempts, 2u);
+  EXPECT_EQ(stats.backend_failures, 2u);
+  ExpectIdle();
+}
+
+TEST_F(EngineHedgingTest, TooLargeAndTransportFailureIsResourceExhausted) {
+  const Handler script =
+      Route({{"/a", PerAttempt({Faulty(Fault::kHugeContentLength),
+                                Faulty(Fault::kResetAtOnce)})},
+             {"/b", PerAttempt({Faulty(Fault::kResetAtOnce),
+                                Faulty(Fault::kHugeContentLength)})}});
+  StartReplicas({script, script});
+  hedge::EngineConfig config = LongHedgeConfig();
+  config.max_response_bytes = 1000;
+  StartEngine(config);
+  for (const char* target : {"/a", "/b"}) {
+    absl::StatusOr<hedge::EngineResponse> response = Read(target);
+    EXPECT_EQ(response.status().code(), absl::StatusCode::kResourceExhausted)
+        << target << ": " << response.status();
+    EXPECT_TRUE(
+        absl::StrContains(response.status().message(), "max_response_bytes"))
+        << response.status();
+    EXPECT_LT(last_latency_, kAtOnce) << target;
+    EXPECT_EQ(RequestsFor(target), 2) << target;
+  }
+  ExpectIdle();
+}
+
+TEST_F(EngineHedgingTest, ZeroFractionDisablesFailureFallback) {
+  StartReplicas({Always(Answer("busy", absl::ZeroDuration(), 503)),
+                 Always(Answer("busy", absl::ZeroDuration(), 503))});
+  hedge::EngineConfig config = LongHedgeConfig();
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0, 100};
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 503);
+  EXPECT_EQ(response->trace.attempts, 1);
+  EXPECT_EQ(TotalRequests(), 1);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.hedges, 0u);
+  EXPECT_EQ(stats.skipped_no_budget, 1u);
+}
+
+TEST_F(EngineHedgingTest, ZeroFractionDisablesTimerHedge) {
+  StartReplicas({Always(Answer("slow", absl::Milliseconds(100))),
+                 Always(Answer("slow", absl::Milliseconds(100)))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(10);
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0, 100};
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->trace.attempts, 1);
+  EXPECT_FALSE(response->trace.hedged);
+  EXPECT_EQ(TotalRequests(), 1);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.hedges, 0u);
+  EXPECT_EQ(stats.skipped_no_budget, 1u);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<EventLoopThread>> EventLoopThread::Create() {
     event_base_free(base);
     return absl::InternalError("event_new failed");
   }
-  return std::unique_ptr<EventLoopThread>(new EventLoopThread(base, stop_event));
+  return std::unique_ptr<EventLoopThread>(
+      new EventLoopThread(base, stop_event));
 }
 
 EventLoopThread::EventLoopThread(event_base* base, event* stop_event)

@@ -8,8 +8,10 @@
 // so the owner may then tear down what it registered from its own thread,
 // before the EventLoopThread (and with it the base) is destroyed.
 //
-// The loop thread blocks SIGPIPE, so writing to a socket whose peer has gone
-// fails with EPIPE instead of killing the test process.
+// Timers use the precise monotonic clock (EVENT_BASE_FLAG_PRECISE_TIMER), so
+// they never fire early. The loop thread blocks SIGPIPE, so writing to a
+// socket whose peer has gone fails with EPIPE instead of killing the test
+// process.
 
 #ifndef TAILGATE_TESTS_REPLICA_EVENT_LOOP_THREAD_H_
 #define TAILGATE_TESTS_REPLICA_EVENT_LOOP_THREAD_H_

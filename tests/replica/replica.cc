@@ -5,16 +5,12 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -24,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "tests/replica/event_loop_thread.h"
+#include "tests/replica/loopback.h"
 
 namespace tailgate::testing {
 
@@ -82,7 +79,8 @@ std::string RawHead(const ReplicaResponse& response,
                     absl::string_view content_length) {
   std::string head = absl::StrCat("HTTP/1.1 ", response.status, " Fault\r\n");
   for (const auto& [name, value] : response.headers) {
-    if (!IsFramingHeader(name)) absl::StrAppend(&head, name, ": ", value, "\r\n");
+    if (!IsFramingHeader(name))
+      absl::StrAppend(&head, name, ": ", value, "\r\n");
   }
   absl::StrAppend(&head, "Content-Length: ", content_length, "\r\n");
   return head;
@@ -140,12 +138,16 @@ void ResetConnection(evutil_socket_t fd) {
 
 class Replica::Impl {
  public:
-  Impl(std::unique_ptr<EventLoopThread> loop, evhttp* http, Handler handler)
-      : loop_(std::move(loop)), http_(http), handler_(std::move(handler)) {}
+  Impl(std::unique_ptr<EventLoopThread> loop, evhttp* http,
+       const ReplicaOptions& options, Handler handler)
+      : loop_(std::move(loop)),
+        http_(http),
+        options_(options),
+        handler_(std::move(handler)) {}
   ~Impl();
 
-  // Binds 127.0.0.1:`port` and hooks evhttp up. Before Start only.
-  absl::Status Listen(int port);
+  // Binds 127.0.0.1:options_.port and hooks evhttp up. Before Start only.
+  absl::Status Listen();
   void Start() { loop_->Start(); }
 
   int port() const { return port_; }
@@ -160,7 +162,7 @@ class Replica::Impl {
   }
   int64_t requests_received() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return static_cast<int64_t>(requests_.size());
+    return requests_received_;
   }
   int64_t connections_accepted() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -176,9 +178,7 @@ class Replica::Impl {
   }
 
   bool WaitForRequests(int64_t n, absl::Duration timeout) const {
-    return Await(timeout, [&] {
-      return static_cast<int64_t>(requests_.size()) >= n;
-    });
+    return Await(timeout, [&] { return requests_received_ >= n; });
   }
   bool WaitForDisconnectsBeforeResponse(int64_t n,
                                         absl::Duration timeout) const {
@@ -281,6 +281,7 @@ class Replica::Impl {
   // Constant after Listen.
   const std::unique_ptr<EventLoopThread> loop_;
   evhttp* const http_;
+  const ReplicaOptions options_;
   int port_ = 0;
 
   // Loop thread only.
@@ -294,37 +295,24 @@ class Replica::Impl {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   Handler handler_;
-  std::vector<ReplicaRequest> requests_;
+  std::vector<ReplicaRequest> requests_;  // if options_.record_requests
+  int64_t requests_received_ = 0;
   int64_t connections_accepted_ = 0;
   int64_t open_connections_ = 0;
   int64_t disconnects_before_response_ = 0;
 };
 
-absl::Status Replica::Impl::Listen(int port) {
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  evconnlistener* listener = evconnlistener_new_bind(
-      loop_->base(), nullptr, nullptr,
-      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
-      SOMAXCONN, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  if (listener == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on 127.0.0.1:", port, ": ", std::strerror(errno)));
-  }
-  if (evhttp_bind_listener(http_, listener) == nullptr) {
-    evconnlistener_free(listener);
+absl::Status Replica::Impl::Listen() {
+  absl::StatusOr<evconnlistener*> listener =
+      ListenOnLoopback(loop_->base(), options_.port, nullptr, nullptr);
+  if (!listener.ok()) return listener.status();
+  if (evhttp_bind_listener(http_, *listener) == nullptr) {
+    evconnlistener_free(*listener);
     return absl::InternalError("evhttp_bind_listener failed");
   }
-  sockaddr_in bound = {};
-  socklen_t length = sizeof(bound);
-  if (getsockname(evconnlistener_get_fd(listener),
-                  reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-    return absl::InternalError(
-        absl::StrCat("getsockname: ", std::strerror(errno)));
-  }
-  port_ = ntohs(bound.sin_port);
+  absl::StatusOr<int> bound = LocalPort(evconnlistener_get_fd(*listener));
+  if (!bound.ok()) return bound.status();
+  port_ = *bound;
 
   evhttp_set_default_content_type(http_, nullptr);
   evhttp_set_allowed_methods(
@@ -360,8 +348,8 @@ bufferevent* Replica::Impl::OnAccept(event_base* base, void* arg) noexcept {
   auto connection = std::make_unique<Connection>(
       Connection{self, self->next_connection_id_++, bev});
   const timeval now = {0, 0};
-  if (event_base_once(base, -1, EV_TIMEOUT, &Impl::OnRegister,
-                      connection.get(), &now) != 0) {
+  if (event_base_once(base, -1, EV_TIMEOUT, &Impl::OnRegister, connection.get(),
+                      &now) != 0) {
     // Without OnRegister a connection that closes before its first request
     // is never seen closing; that is all that is lost.
     connection->registering = false;
@@ -413,8 +401,9 @@ void Replica::Impl::Forget(Connection* connection) {
   connections_.erase(connection->bev);
 }
 
-// evhttp is about to free the connection: the client closed it while evhttp
-// was writing, the replica closed it, or the replica is being destroyed.
+// evhttp is about to free the connection: the client closed it (between
+// requests, or while evhttp was streaming an answer), the replica closed
+// it, or the replica is being destroyed.
 void Replica::Impl::OnClosed(evhttp_connection*, void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
   Impl* self = connection->replica;
@@ -446,8 +435,8 @@ ReplicaRequest Replica::Impl::Record(evhttp_request* request,
     recorded.headers.emplace_back(header->key, header->value);
   }
   Update([&] {
-    recorded.id = requests_.size();
-    requests_.push_back(recorded);
+    recorded.id = requests_received_++;
+    if (options_.record_requests) requests_.push_back(recorded);
   });
   return recorded;
 }
@@ -456,7 +445,8 @@ void Replica::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
   auto* self = static_cast<Impl*>(arg);
   self->AssertOnLoop();
   evhttp_connection* evcon = evhttp_request_get_connection(request);
-  auto found = self->connections_.find(evhttp_connection_get_bufferevent(evcon));
+  auto found =
+      self->connections_.find(evhttp_connection_get_bufferevent(evcon));
   if (found == self->connections_.end()) {
     evhttp_send_error(request, 500, "replica: untracked connection");
     return;
@@ -479,7 +469,8 @@ void Replica::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
   }
   const bool head_request =
       evhttp_request_get_command(request) == EVHTTP_REQ_HEAD;
-  if (response.fault == Fault::kNone && response.delay <= absl::ZeroDuration()) {
+  if (response.fault == Fault::kNone &&
+      response.delay <= absl::ZeroDuration()) {
     self->SendComplete(request, response, head_request);
     return;
   }
@@ -510,8 +501,10 @@ void Replica::Impl::SendComplete(evhttp_request* request,
 }
 
 // While a reply waits, the replica takes the connection's bufferevent
-// callbacks from evhttp: evhttp would abort the process on bytes arriving
-// in this state, and the replica needs to see the client close.
+// callbacks from evhttp and reads on: evhttp 2.1 stops reading once it has
+// a request, so it would not notice the client closing until it wrote the
+// answer. Bytes the client sends meanwhile (a pipelined request) wait in
+// the input buffer for evhttp.
 void Replica::Impl::Hold(Reply* reply) {
   bufferevent* bev = reply->connection->bev;
   bufferevent_getcb(bev, &reply->evhttp_read, &reply->evhttp_write,
@@ -684,19 +677,16 @@ void Replica::Impl::CountDisconnectBeforeResponse() {
   Update([this] { ++disconnects_before_response_; });
 }
 
-absl::StatusOr<std::unique_ptr<Replica>> Replica::Start(Handler handler,
-                                                        int port) {
-  if (port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
-  }
+absl::StatusOr<std::unique_ptr<Replica>> Replica::Start(
+    Handler handler, const ReplicaOptions& options) {
   absl::StatusOr<std::unique_ptr<EventLoopThread>> loop =
       EventLoopThread::Create();
   if (!loop.ok()) return loop.status();
   evhttp* http = evhttp_new((*loop)->base());
   if (http == nullptr) return absl::InternalError("evhttp_new failed");
-  auto impl =
-      std::make_unique<Impl>(*std::move(loop), http, std::move(handler));
-  if (absl::Status listening = impl->Listen(port); !listening.ok()) {
+  auto impl = std::make_unique<Impl>(*std::move(loop), http, options,
+                                     std::move(handler));
+  if (absl::Status listening = impl->Listen(); !listening.ok()) {
     return listening;
   }
   impl->Start();

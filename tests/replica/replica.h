@@ -83,18 +83,22 @@ struct ReplicaRequest {
 //  kMalformedStatus   exactly "HTTP/1.1 abc\r\n\r\n", then a clean close.
 //                     curl 7.88: CURLE_UNSUPPORTED_PROTOCOL ("Unsupported
 //                     HTTP version in response").
-//  kMalformedHeaders  a good status line, "Content-Length: <body size>",
-//                     then the line "this header line has no colon", then
-//                     the body, then a clean close. curl:
+//  kMalformedHeaders  a good status line and headers, "Content-Length:
+//                     <body size>", the line "this header line has no colon",
+//                     then the body, then a clean close. curl:
 //                     CURLE_WEIRD_SERVER_REPLY ("Header without colon").
 //  kResetAtOnce       writes nothing and aborts the connection with a bare
 //                     RST (no FIN first). curl: CURLE_RECV_ERROR.
-// The waiting faults (kHang, kDrip, kStallAfterStatus, kHugeContentLength,
-// kEndlessChunked) keep the connection until the client closes it; that
-// close counts in client_disconnects_before_response(). For HEAD, the body
-// faults send their headers and complete (a HEAD response has no body).
-// For the faults that declare a length the replica writes Content-Length
-// (or Transfer-Encoding) itself and ignores those two in `headers`.
+// kCloseMidBody and kMalformedHeaders write the status line as
+// "HTTP/1.1 <status> Fault". The waiting faults (kHang, kDrip,
+// kStallAfterStatus, kHugeContentLength, kEndlessChunked) keep the
+// connection until the client closes it; that close counts in
+// client_disconnects_before_response(), and so does a close during the
+// delay. A HEAD answer carries no body bytes: kDrip, kStallAfterStatus,
+// kHugeContentLength and kEndlessChunked then send their headers and
+// complete, kCloseMidBody and kMalformedHeaders send theirs and close. The
+// faults that frame the body write Content-Length (or Transfer-Encoding)
+// themselves and ignore those two in `headers`.
 struct ReplicaResponse {
   enum class Fault {
     kNone,
@@ -124,13 +128,21 @@ using Handler = std::function<ReplicaResponse(const ReplicaRequest&)>;
 // A handler that gives every request the same answer.
 Handler Always(ReplicaResponse response);
 
+struct ReplicaOptions {
+  // The port on 127.0.0.1; 0 picks a free one. The socket is bound with
+  // SO_REUSEADDR, so a test can restart a replica on the port of one it
+  // destroyed.
+  int port = 0;
+  // Keep every request for requests(). Turn off for long experiment runs;
+  // the counters and WaitForRequests work either way.
+  bool record_requests = true;
+};
+
 class Replica {
  public:
-  // Listens on 127.0.0.1:`port` (0: any free port; a fixed port is bound
-  // with SO_REUSEADDR, so a test can restart a replica where a previous one
-  // was) and starts the loop thread. An empty handler answers 500.
-  static absl::StatusOr<std::unique_ptr<Replica>> Start(Handler handler,
-                                                        int port = 0);
+  // Listens and starts the loop thread. An empty handler answers 500.
+  static absl::StatusOr<std::unique_ptr<Replica>> Start(
+      Handler handler, const ReplicaOptions& options = {});
 
   // Stops the loop, joins its thread and closes every connection and the
   // listening socket. Requests still pending get no answer; their closes do
@@ -145,7 +157,8 @@ class Replica {
   // Requests that arrive from now on get `handler`.
   void SetHandler(Handler handler);
 
-  // Every request received so far, in order of arrival (a copy).
+  // Every request received so far, in order of arrival (a copy); empty
+  // unless options.record_requests.
   std::vector<ReplicaRequest> requests() const;
   int64_t requests_received() const;
 

@@ -33,9 +33,12 @@ int main(int argc, char** argv) {
   response.status = absl::GetFlag(FLAGS_status);
   response.body = absl::GetFlag(FLAGS_body);
   response.delay = absl::GetFlag(FLAGS_delay);
+  tailgate::testing::ReplicaOptions options;
+  options.port = absl::GetFlag(FLAGS_port);
+  options.record_requests = false;
   absl::StatusOr<std::unique_ptr<tailgate::testing::Replica>> replica =
       tailgate::testing::Replica::Start(tailgate::testing::Always(response),
-                                        absl::GetFlag(FLAGS_port));
+                                        options);
   if (!replica.ok()) {
     std::fprintf(stderr, "replica_server: %s\n",
                  replica.status().ToString().c_str());

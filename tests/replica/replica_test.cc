@@ -81,8 +81,9 @@ Fetched Fetch(CURL* curl, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_NOBODY, options.head ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_HTTPGET, options.head ? 0L : 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(absl::ToInt64Milliseconds(options.timeout)));
+  curl_easy_setopt(
+      curl, CURLOPT_TIMEOUT_MS,
+      static_cast<long>(absl::ToInt64Milliseconds(options.timeout)));
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, options.max_file_size);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Append);
@@ -166,8 +167,10 @@ RawReply RawExchange(int port, absl::string_view request,
 // --- Helpers ---------------------------------------------------------------
 
 std::unique_ptr<Replica> StartReplica(Handler handler, int port = 0) {
+  ReplicaOptions options;
+  options.port = port;
   absl::StatusOr<std::unique_ptr<Replica>> replica =
-      Replica::Start(std::move(handler), port);
+      Replica::Start(std::move(handler), options);
   EXPECT_TRUE(replica.ok()) << replica.status();
   return replica.ok() ? *std::move(replica) : nullptr;
 }
@@ -203,11 +206,9 @@ TEST(ReplicaTest, RecordsEachRequest) {
 
   FetchOptions options;
   options.headers = {"X-Test: first"};
-  EXPECT_EQ(Fetch(curl.get(), replica->url() + "/one", options).code,
-            CURLE_OK);
+  EXPECT_EQ(Fetch(curl.get(), replica->url() + "/one", options).code, CURLE_OK);
   options.head = true;
-  EXPECT_EQ(Fetch(curl.get(), replica->url() + "/two", options).code,
-            CURLE_OK);
+  EXPECT_EQ(Fetch(curl.get(), replica->url() + "/two", options).code, CURLE_OK);
 
   EXPECT_EQ(replica->requests_received(), 2);
   const std::vector<ReplicaRequest> requests = replica->requests();
@@ -216,12 +217,25 @@ TEST(ReplicaTest, RecordsEachRequest) {
   EXPECT_EQ(requests[0].method, "GET");
   EXPECT_EQ(requests[0].uri, "/one");
   EXPECT_THAT(requests[0].headers, Contains(Pair("X-Test", "first")));
-  EXPECT_THAT(requests[0].headers,
-              Contains(Pair("Host", absl::StrCat("127.0.0.1:",
-                                                 replica->port()))));
+  EXPECT_THAT(
+      requests[0].headers,
+      Contains(Pair("Host", absl::StrCat("127.0.0.1:", replica->port()))));
   EXPECT_EQ(requests[1].id, 1);
   EXPECT_EQ(requests[1].method, "HEAD");
   EXPECT_EQ(requests[1].uri, "/two");
+}
+
+TEST(ReplicaTest, CountsRequestsWithoutRecordingThem) {
+  ReplicaOptions options;
+  options.record_requests = false;
+  absl::StatusOr<std::unique_ptr<Replica>> replica =
+      Replica::Start(Always(Response("ok")), options);
+  ASSERT_TRUE(replica.ok()) << replica.status();
+
+  EXPECT_EQ(Fetch((*replica)->url() + "/").code, CURLE_OK);
+  EXPECT_TRUE((*replica)->WaitForRequests(1, kWait));
+  EXPECT_EQ((*replica)->requests_received(), 1);
+  EXPECT_THAT((*replica)->requests(), IsEmpty());
 }
 
 TEST(ReplicaTest, PreservesRequestTargetByteForByte) {
@@ -353,9 +367,8 @@ TEST(ReplicaTest, SetHandlerAppliesToLaterRequests) {
   ASSERT_NE(replica, nullptr);
   EXPECT_EQ(Fetch(replica->url() + "/").body, "before");
 
-  replica->SetHandler([](const ReplicaRequest& request) {
-    return Response(request.uri);
-  });
+  replica->SetHandler(
+      [](const ReplicaRequest& request) { return Response(request.uri); });
   EXPECT_EQ(Fetch(replica->url() + "/echo").body, "/echo");
 }
 
@@ -489,8 +502,7 @@ TEST(ReplicaFaultTest, HugeContentLengthTripsTheClientsSizeLimit) {
 
   FetchOptions options;
   options.max_file_size = 1 << 20;
-  EXPECT_EQ(Fetch(replica->url() + "/", options).code,
-            CURLE_FILESIZE_EXCEEDED);
+  EXPECT_EQ(Fetch(replica->url() + "/", options).code, CURLE_FILESIZE_EXCEEDED);
 
   const RawReply raw =
       RawExchange(replica->port(), kRawGet, absl::Milliseconds(150));
@@ -533,8 +545,7 @@ TEST(ReplicaFaultTest, CloseMidBodyGivesAPartialFile) {
 
   const RawReply raw = RawExchange(replica->port(), kRawGet);
   EXPECT_TRUE(raw.eof);
-  EXPECT_EQ(raw.bytes,
-            "HTTP/1.1 200 Fault\r\nContent-Length: 10\r\n\r\n01234");
+  EXPECT_EQ(raw.bytes, "HTTP/1.1 200 Fault\r\nContent-Length: 10\r\n\r\n01234");
   EXPECT_TRUE(replica->WaitForOpenConnections(0, kWait));
   EXPECT_EQ(replica->client_disconnects_before_response(), 0);
 }
@@ -631,10 +642,19 @@ TEST(ReplicaLifecycleTest, RestartsOnTheSamePort) {
 TEST(ReplicaLifecycleTest, StartFailsOnAPortInUse) {
   std::unique_ptr<Replica> replica = StartReplica(Always(Response("ok")));
   ASSERT_NE(replica, nullptr);
+  ReplicaOptions same_port;
+  same_port.port = replica->port();
   absl::StatusOr<std::unique_ptr<Replica>> second =
-      Replica::Start(Always(Response("ok")), replica->port());
+      Replica::Start(Always(Response("ok")), same_port);
   EXPECT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ReplicaLifecycleTest, StartRejectsABadPort) {
+  ReplicaOptions options;
+  options.port = 70000;
+  EXPECT_EQ(Replica::Start(Always(Response("ok")), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ReplicaLifecycleTest, DestroyingClosesPendingRequests) {

@@ -17,41 +17,23 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tests/replica/event_loop_thread.h"
+#include "tests/replica/loopback.h"
 
 namespace tailgate::testing {
-namespace {
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return address;
-}
-
-absl::StatusOr<int> BoundPort(int fd) {
-  sockaddr_in bound = {};
-  socklen_t length = sizeof(bound);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-    return absl::InternalError(
-        absl::StrCat("getsockname: ", std::strerror(errno)));
-  }
-  return ntohs(bound.sin_port);
-}
-
-}  // namespace
 
 absl::StatusOr<int> UnusedLoopbackPort() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   }
-  const sockaddr_in address = Loopback(0);
-  absl::StatusOr<int> port =
-      bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
-              0
-          ? BoundPort(fd)
-          : absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
+  const sockaddr_in address = LoopbackAddress(0);
+  absl::StatusOr<int> port;
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
+      0) {
+    port = LocalPort(fd);
+  } else {
+    port = absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
+  }
   close(fd);
   return port;
 }
@@ -68,17 +50,11 @@ class SilentListener::Impl {
   }
 
   absl::Status Listen() {
-    const sockaddr_in address = Loopback(0);
-    listener_ = evconnlistener_new_bind(
-        loop_->base(), &Impl::OnAccept, this,
-        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
-        SOMAXCONN, reinterpret_cast<const sockaddr*>(&address),
-        sizeof(address));
-    if (listener_ == nullptr) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen on 127.0.0.1: ", std::strerror(errno)));
-    }
-    absl::StatusOr<int> port = BoundPort(evconnlistener_get_fd(listener_));
+    absl::StatusOr<evconnlistener*> listener =
+        ListenOnLoopback(loop_->base(), 0, &Impl::OnAccept, this);
+    if (!listener.ok()) return listener.status();
+    listener_ = *listener;
+    absl::StatusOr<int> port = LocalPort(evconnlistener_get_fd(listener_));
     if (!port.ok()) return port.status();
     port_ = *port;
     loop_->Start();

@@ -1,0 +1,30 @@
+#include "experiment/closed_loop.h"
+
+#include <chrono>
+
+#include "absl/status/status.h"
+#include "experiment/read_outcome.h"
+
+namespace tailgate::experiment {
+
+absl::StatusOr<std::vector<absl::Duration>> RunSequentialReads(
+    Client& client, int64_t count,
+    const std::function<std::string(int64_t)>& path, Progress& progress) {
+  std::vector<absl::Duration> latencies;
+  latencies.reserve(count);
+  ReadRequest request;
+  for (int64_t i = 0; i < count; ++i) {
+    request.path = path(i);
+    const auto start = std::chrono::steady_clock::now();
+    const absl::StatusOr<ReadResponse> response = client.Read(request);
+    const absl::Duration latency = Since(start);
+    if (Classify(response) != ReadOutcome::kOk) {
+      return absl::InternalError(DescribeFailure(request.path, response));
+    }
+    latencies.push_back(latency);
+    progress.Update(i + 1);
+  }
+  return latencies;
+}
+
+}  // namespace tailgate::experiment

@@ -1,0 +1,33 @@
+// RunSequentialReads: the seed's client. One read at a time through the
+// sidecar, the next sent when the previous answer is in; each answer
+// checked, each latency measured around the blocking call on the monotonic
+// clock.
+//
+// Thread safety: blocks the calling thread; `client` is shared safely.
+
+#ifndef TAILGATE_EXPERIMENT_CLOSED_LOOP_H_
+#define TAILGATE_EXPERIMENT_CLOSED_LOOP_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/client.h"
+#include "experiment/progress.h"
+
+namespace tailgate::experiment {
+
+// Reads path(0), path(1), ..., path(count - 1) in order; the latencies in
+// the same order. Any read that is not a 200 "replicated-value" stops the
+// run with an error naming it: a sequential client at this load must never
+// be rejected, time out or see a wrong body.
+absl::StatusOr<std::vector<absl::Duration>> RunSequentialReads(
+    Client& client, int64_t count,
+    const std::function<std::string(int64_t)>& path, Progress& progress);
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_CLOSED_LOOP_H_

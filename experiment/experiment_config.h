@@ -1,0 +1,70 @@
+// ExperimentConfig: the experiment's command line, parsed and validated in
+// one pure step.
+//
+// Every flag is taken as text and parsed here, so that any bad value gives
+// one line naming the flag ("--requests: must be at least 100, got 10") and
+// main exits 2. A flag left empty takes its scenario's default; a flag that
+// the chosen scenario does not use is an error rather than silently
+// ignored (--rate with --scenario=seed, --sweep with throughput...).
+//
+// Thread safety: pure function.
+
+#ifndef TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_
+#define TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace tailgate::experiment {
+
+enum class Scenario { kSeed, kCorrelated, kOpenLoop, kThroughput };
+
+// The flag values as given; empty means "not given".
+struct RawFlags {
+  std::string scenario;
+  std::string requests;
+  std::string warmup;
+  std::string rate;
+  std::string duration;
+  bool sweep = false;
+  std::string sweep_rates;
+  std::string concurrency;
+  std::string plot_dir;
+  std::string tailgate;
+};
+
+struct ExperimentConfig {
+  Scenario scenario = Scenario::kSeed;
+  // seed, correlated: measured sequential reads per policy.
+  int64_t requests = 2000;
+  // Every scenario: sequential fast reads per sidecar before measuring.
+  int64_t warmup = 50;
+  // open_loop: offered loads in req/s; one point unless --sweep.
+  std::vector<double> rates;
+  bool sweep = false;
+  // open_loop (per point and policy), throughput (per side).
+  absl::Duration duration = absl::Seconds(5);
+  // throughput: outstanding reads.
+  int concurrency = 32;
+  std::string plot_dir;  // empty: no plots
+  std::string tailgate;  // empty: from the runfiles
+};
+
+inline constexpr int64_t kMinRequests = 100;
+inline constexpr double kDefaultRate = 1000;
+// Offered loads of --sweep: from far below to beyond what two cores carry.
+inline constexpr double kDefaultSweepRates[] = {250,  500,  1000, 2000,
+                                                4000, 8000, 16000};
+
+absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
+
+// "seed", "correlated", "open_loop", "throughput".
+const char* ScenarioName(Scenario scenario);
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_

@@ -1,0 +1,147 @@
+#include "experiment/experiment_config.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace tailgate::experiment {
+namespace {
+
+// The error message of parsing `flags`, which must fail.
+std::string ErrorOf(const RawFlags& flags) {
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  EXPECT_FALSE(config.ok());
+  return config.ok() ? "" : std::string(config.status().message());
+}
+
+TEST(ExperimentConfigTest, DefaultsAreTheSeedExperiment) {
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags({});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scenario, Scenario::kSeed);
+  EXPECT_EQ(config->requests, 2000);
+  EXPECT_EQ(config->warmup, 50);
+  EXPECT_TRUE(config->plot_dir.empty());
+}
+
+TEST(ExperimentConfigTest, RequestsBelowTheMinimumNameTheFlag) {
+  RawFlags flags;
+  flags.requests = "99";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--requests: must be in [100"))
+      << ErrorOf(flags);
+  flags.requests = "100";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.requests = "many";
+  EXPECT_EQ(ErrorOf(flags), "--requests: want an integer, got \"many\"");
+}
+
+TEST(ExperimentConfigTest, UnknownScenario) {
+  RawFlags flags;
+  flags.scenario = "chaos";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--scenario: want one of seed"));
+}
+
+TEST(ExperimentConfigTest, OddWarmupIsRefused) {
+  RawFlags flags;
+  flags.warmup = "51";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--warmup: must be even"));
+  flags.warmup = "0";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+}
+
+TEST(ExperimentConfigTest, FlagsOfOtherScenariosAreRefused) {
+  RawFlags flags;
+  flags.rate = "100";
+  EXPECT_EQ(ErrorOf(flags), "--rate: not used by --scenario=seed");
+  flags = {};
+  flags.scenario = "correlated";
+  flags.duration = "1s";
+  EXPECT_EQ(ErrorOf(flags), "--duration: not used by --scenario=correlated");
+  flags = {};
+  flags.scenario = "throughput";
+  flags.sweep = true;
+  EXPECT_EQ(ErrorOf(flags), "--sweep: not used by --scenario=throughput");
+  flags = {};
+  flags.scenario = "throughput";
+  flags.plot_dir = "/tmp/plots";
+  EXPECT_EQ(ErrorOf(flags), "--plot_dir: not used by --scenario=throughput");
+  flags = {};
+  flags.scenario = "open_loop";
+  flags.requests = "500";
+  EXPECT_EQ(ErrorOf(flags), "--requests: not used by --scenario=open_loop");
+}
+
+TEST(ExperimentConfigTest, OpenLoopSinglePoint) {
+  RawFlags flags;
+  flags.scenario = "open_loop";
+  flags.rate = "250.5";
+  flags.duration = "1s";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rates, std::vector<double>{250.5});
+  EXPECT_EQ(config->duration, absl::Seconds(1));
+
+  flags.rate = "";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rates, std::vector<double>{kDefaultRate});
+}
+
+TEST(ExperimentConfigTest, OpenLoopBadRates) {
+  RawFlags flags;
+  flags.scenario = "open_loop";
+  flags.rate = "0";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--rate: must be in (0, "));
+  flags.rate = "nan";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--rate: want a rate"));
+  flags.rate = "0.5";
+  flags.duration = "1s";
+  EXPECT_TRUE(absl::StrContains(ErrorOf(flags), "schedules no read"));
+}
+
+TEST(ExperimentConfigTest, Sweep) {
+  RawFlags flags;
+  flags.scenario = "open_loop";
+  flags.sweep = true;
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rates.size(), std::size(kDefaultSweepRates));
+
+  flags.sweep_rates = "100,200,400";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rates, (std::vector<double>{100, 200, 400}));
+
+  flags.sweep_rates = "100,,400";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--sweep_rates: want a rate"));
+  flags.sweep_rates = "100";
+  flags.rate = "100";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--rate: a single rate"));
+  flags = {};
+  flags.scenario = "open_loop";
+  flags.sweep_rates = "100";
+  EXPECT_EQ(ErrorOf(flags), "--sweep_rates: needs --sweep");
+}
+
+TEST(ExperimentConfigTest, DurationAndConcurrency) {
+  RawFlags flags;
+  flags.scenario = "throughput";
+  flags.duration = "2s";
+  flags.concurrency = "8";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->duration, absl::Seconds(2));
+  EXPECT_EQ(config->concurrency, 8);
+
+  flags.duration = "5";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--duration: want a duration"));
+  flags.duration = "10ms";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--duration: must be in"));
+  flags.duration = "1s";
+  flags.concurrency = "0";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--concurrency: must be in"));
+}
+
+}  // namespace
+}  // namespace tailgate::experiment

@@ -1,0 +1,114 @@
+"""Smoke test of //experiment: the real binary, briefly, in each scenario.
+
+Checks behaviour only: exit codes, that stdout carries nothing but JSON
+lines with the documented fields, that every read was accounted for, and
+that a bad flag is one clear line with exit code 2. It asserts no latency
+figure: benchmarks record those (docs/BENCHMARKS.md), tests do not.
+"""
+
+import json
+import os
+import subprocess
+import unittest
+
+EXPERIMENT = os.path.join(os.environ["TEST_SRCDIR"], "tailgate", "experiment",
+                          "experiment")
+TIMEOUT_S = 120
+
+LATENCY_FIELDS = ["p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "samples"]
+METRICS_FIELDS = ["requests", "rejected", "attempts", "hedges", "hedge_wins",
+                  "timeouts", "backend_failures", "in_flight"]
+
+
+def run(*flags):
+    return subprocess.run([EXPERIMENT, *flags], capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=False)
+
+
+class ExperimentSmokeTest(unittest.TestCase):
+
+    def json_lines(self, *flags):
+        """Runs the experiment; its stdout as parsed JSON objects."""
+        result = run(*flags)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertTrue(lines, result.stderr)
+        return [json.loads(line) for line in lines]
+
+    def assert_fields(self, line, fields):
+        for field in fields:
+            self.assertIn(field, line)
+
+    def assert_metrics(self, line):
+        self.assertIn("attempts_per_request", line)
+        self.assert_fields(line["metrics"], METRICS_FIELDS)
+
+    def test_seed(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "plots")
+        lines = self.json_lines("--requests=100", "--plot_dir=" + plot_dir)
+        self.assertEqual([line["mode"] for line in lines],
+                         ["baseline", "hedged"])
+        for line in lines:
+            self.assert_fields(line, ["mode", "requests", "warmup"] +
+                               LATENCY_FIELDS)
+            self.assert_metrics(line)
+            self.assertEqual(line["requests"], 100)
+            self.assertEqual(line["samples"], 100)
+            self.assertEqual(line["metrics"]["requests"], 100)
+            self.assertLessEqual(line["p50_ms"], line["p99_ms"])
+            self.assertLessEqual(line["p99_ms"], line["max_ms"])
+        baseline, hedged = lines
+        self.assertEqual(baseline["metrics"]["hedges"], 0)
+        self.assertEqual(baseline["attempts_per_request"], 1.0)
+        # The budget: extra attempts <= burst (4) + 0.25 * admitted.
+        self.assertLessEqual(hedged["metrics"]["hedges"], 4 + 0.25 * 100)
+        self.assertTrue(
+            os.path.getsize(os.path.join(plot_dir, "seed_cdf.png")) > 0)
+
+    def test_open_loop_point(self):
+        lines = self.json_lines("--scenario=open_loop", "--rate=200",
+                                "--duration=1s", "--warmup=10")
+        self.assertEqual([line["mode"] for line in lines],
+                         ["baseline", "hedged"])
+        for line in lines:
+            self.assert_fields(line, ["offered_rps", "achieved_rps", "sent",
+                                      "ok", "rejected", "failed", "dropped"] +
+                               LATENCY_FIELDS)
+            self.assert_metrics(line)
+            self.assertEqual(line["offered_rps"], 200)
+            self.assertEqual(line["sent"] + line["dropped"], 200)
+            self.assertEqual(line["ok"] + line["rejected"] + line["failed"],
+                             line["sent"])
+            self.assertEqual(line["samples"], line["ok"])
+
+    def test_throughput(self):
+        lines = self.json_lines("--scenario=throughput", "--duration=1s",
+                                "--concurrency=8", "--warmup=10")
+        self.assertEqual(len(lines), 1)
+        line = lines[0]
+        self.assert_fields(line, ["concurrency", "sidecar_rps", "direct_rps",
+                                  "ratio", "sidecar_peak_rss_kib"])
+        self.assert_metrics(line)
+        self.assertEqual(line["concurrency"], 8)
+        self.assertGreater(line["sidecar_rps"], 0)
+        self.assertGreater(line["direct_rps"], 0)
+        self.assertGreater(line["sidecar_peak_rss_kib"], 0)
+
+    def test_bad_flags_are_one_line_and_exit_2(self):
+        for flags, named in [(["--requests=10"], "--requests"),
+                             (["--scenario=chaos"], "--scenario"),
+                             (["--rate=100"], "--rate"),
+                             (["--scenario=open_loop", "--rate=-1"], "--rate"),
+                             (["--scenario=throughput", "--concurrency=0"],
+                              "--concurrency")]:
+            with self.subTest(flags=flags):
+                result = run(*flags)
+                self.assertEqual(result.returncode, 2)
+                self.assertEqual(result.stdout, "")
+                lines = result.stderr.splitlines()
+                self.assertEqual(len(lines), 1, result.stderr)
+                self.assertIn(named + ":", lines[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,136 @@
+// experiment: Tailgate's straggler experiment and load generators.
+//
+//   bazel run -c opt //experiment                       # the seed's experiment
+//   bazel run -c opt //experiment -- --scenario=open_loop --sweep
+//
+// Starts two embedded loopback replicas and, per policy, a fresh `tailgate`
+// sidecar as a child process; prints one JSON line per result on stdout
+// and progress on stderr. README.md describes the scenarios and flags.
+//
+// Exit codes: 0 done; 1 the run failed (a wrong answer, a sidecar that did
+// not start...); 2 a bad command line, with one line naming the flag.
+
+#include <curl/curl.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "experiment/experiment_config.h"
+#include "experiment/plots.h"
+#include "experiment/scenarios.h"
+#include "experiment/tailgate_binary.h"
+
+// Taken as text and validated by ConfigFromRawFlags; empty = the default.
+ABSL_FLAG(std::string, scenario, "",
+          "seed (default), correlated, open_loop or throughput.");
+ABSL_FLAG(std::string, requests, "",
+          "seed, correlated: measured sequential reads per policy (default "
+          "2000, at least 100).");
+ABSL_FLAG(std::string, warmup, "",
+          "Uncounted fast reads on each fresh sidecar before measuring "
+          "(default 50; even).");
+ABSL_FLAG(std::string, rate, "",
+          "open_loop: offered load in reads per second (default 1000).");
+ABSL_FLAG(std::string, duration, "",
+          "open_loop: sending time per point and policy; throughput: "
+          "measuring time per side (default 5s).");
+ABSL_FLAG(bool, sweep, false,
+          "open_loop: run a series of offered loads instead of --rate.");
+ABSL_FLAG(std::string, sweep_rates, "",
+          "open_loop --sweep: comma-separated offered loads in req/s "
+          "(default 250,500,1000,2000,4000,8000,16000).");
+ABSL_FLAG(std::string, concurrency, "",
+          "throughput: outstanding reads, through the sidecar and direct "
+          "(default 32).");
+ABSL_FLAG(std::string, plot_dir, "",
+          "Write PNG plots (and their gnuplot data and scripts) here; needs "
+          "/usr/bin/gnuplot.");
+ABSL_FLAG(std::string, tailgate, "",
+          "Path of the tailgate binary (default: //server:tailgate from the "
+          "runfiles).");
+
+namespace tailgate::experiment {
+namespace {
+
+RawFlags RawFlagsFromCommandLine() {
+  RawFlags flags;
+  flags.scenario = absl::GetFlag(FLAGS_scenario);
+  flags.requests = absl::GetFlag(FLAGS_requests);
+  flags.warmup = absl::GetFlag(FLAGS_warmup);
+  flags.rate = absl::GetFlag(FLAGS_rate);
+  flags.duration = absl::GetFlag(FLAGS_duration);
+  flags.sweep = absl::GetFlag(FLAGS_sweep);
+  flags.sweep_rates = absl::GetFlag(FLAGS_sweep_rates);
+  flags.concurrency = absl::GetFlag(FLAGS_concurrency);
+  flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
+  flags.tailgate = absl::GetFlag(FLAGS_tailgate);
+  return flags;
+}
+
+int Fail(int code, const absl::Status& status) {
+  std::fprintf(stderr, "experiment: %s\n",
+               std::string(status.message()).c_str());
+  return code;
+}
+
+absl::Status RunScenario(const ExperimentConfig& config,
+                         const std::string& tailgate) {
+  switch (config.scenario) {
+    case Scenario::kSeed:
+    case Scenario::kCorrelated:
+      return RunStragglerScenario(config, tailgate);
+    case Scenario::kOpenLoop:
+      return RunOpenLoopScenario(config, tailgate);
+    case Scenario::kThroughput:
+      return RunThroughputScenario(config, tailgate);
+  }
+  return absl::InternalError("unknown scenario");
+}
+
+int Main(const std::string& argv0) {
+  absl::StatusOr<ExperimentConfig> config =
+      ConfigFromRawFlags(RawFlagsFromCommandLine());
+  if (!config.ok()) return Fail(2, config.status());
+  if (!config->plot_dir.empty()) {
+    absl::Status plots = PreparePlotDir(config->plot_dir);
+    if (!plots.ok()) return Fail(2, plots);
+  }
+  absl::StatusOr<std::string> tailgate =
+      FindTailgateBinary(argv0, config->tailgate);
+  if (!tailgate.ok()) {
+    // A bad --tailgate is a command-line error; missing runfiles are not.
+    return Fail(config->tailgate.empty() ? 1 : 2, tailgate.status());
+  }
+
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    return Fail(1, absl::InternalError("curl_global_init failed"));
+  }
+  const absl::Status run = RunScenario(*config, *tailgate);
+  curl_global_cleanup();
+  return run.ok() ? 0 : Fail(1, run);
+}
+
+}  // namespace
+}  // namespace tailgate::experiment
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
+      "per policy, JSON lines on stdout.\n"
+      "  experiment [--scenario=seed|correlated|open_loop|throughput] "
+      "[--flags]");
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    std::fprintf(stderr,
+                 "experiment: unexpected argument \"%s\" (every setting is "
+                 "a --flag)\n",
+                 args[1]);
+    return 2;
+  }
+  return tailgate::experiment::Main(argv[0]);
+}

@@ -1,0 +1,100 @@
+// Fixed-rate load at one offered rate or a sweep of them, the seed's
+// straggler mix, baseline then hedged at each rate on a fresh sidecar
+// each.
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "experiment/open_loop.h"
+#include "experiment/plots.h"
+#include "experiment/policies.h"
+#include "experiment/progress.h"
+#include "experiment/replica_pair.h"
+#include "experiment/report.h"
+#include "experiment/scenarios.h"
+#include "experiment/sidecar_session.h"
+#include "experiment/workload.h"
+
+namespace tailgate::experiment {
+namespace {
+
+JsonObject OpenLoopLine(const std::string& mode, const OpenLoopOptions& options,
+                        const OpenLoopResult& result,
+                        const LatencySummary& latency,
+                        const SidecarStats& metrics, int64_t warmup) {
+  const double elapsed = absl::ToDoubleSeconds(result.elapsed);
+  JsonObject line;
+  line.AddString("mode", mode)
+      .AddString("scenario", "open_loop")
+      .AddDouble("offered_rps", options.rate, 1)
+      .AddDouble("achieved_rps", elapsed > 0 ? result.ok / elapsed : 0, 1)
+      .AddDouble("duration_s", absl::ToDoubleSeconds(options.duration), 3)
+      .AddInt("sent", result.sent)
+      .AddInt("ok", result.ok)
+      .AddInt("rejected", result.rejected)
+      .AddInt("failed", result.failed)
+      .AddInt("dropped", result.dropped);
+  AddLatencyFields(latency, line);
+  line.AddDouble("attempts_per_request", AttemptsPerRequest(metrics), 3)
+      .AddObject("metrics", MetricsJson(metrics))
+      .AddInt("warmup", warmup);
+  return line;
+}
+
+}  // namespace
+
+absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
+                                 const std::string& tailgate) {
+  absl::StatusOr<std::unique_ptr<ReplicaPair>> replicas =
+      ReplicaPair::Start(StragglerMix::kSeed);
+  if (!replicas.ok()) return replicas.status();
+  const SidecarSetup setup{
+      tailgate, (*replicas)->backends(), {}, config.warmup};
+
+  std::vector<SweepPoint> points;
+  std::vector<CdfSeries> curves;
+  for (const double rate : config.rates) {
+    for (const Policy& policy : ComparedPolicies()) {
+      OpenLoopOptions options;
+      options.rate = rate;
+      options.duration = config.duration;
+      Note(absl::StrCat("open_loop ", policy.mode, ": ", rate, " req/s for ",
+                        absl::FormatDuration(config.duration)));
+      OpenLoopResult result;
+      absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
+          setup, policy, [&](SidecarSession& session) -> absl::Status {
+            Progress progress(
+                absl::StrCat("open_loop ", policy.mode, " ", rate, " req/s"),
+                static_cast<int64_t>(rate *
+                                     absl::ToDoubleSeconds(config.duration)));
+            absl::StatusOr<OpenLoopResult> run =
+                RunOpenLoop(session.client(), options, progress);
+            if (!run.ok()) return run.status();
+            result = *std::move(run);
+            return absl::OkStatus();
+          });
+      if (!metrics.ok()) return metrics.status();
+
+      const LatencySummary latency = Summarize(result.latencies);
+      PrintLine(OpenLoopLine(policy.mode, options, result, latency, *metrics,
+                             config.warmup));
+      points.push_back(
+          {policy.mode, rate, latency, AttemptsPerRequest(*metrics)});
+      if (!config.sweep) {
+        curves.push_back({policy.mode, std::move(result.latencies)});
+      }
+    }
+  }
+
+  if (config.plot_dir.empty()) return absl::OkStatus();
+  if (config.sweep) return PlotSweep(config.plot_dir, points);
+  return PlotLatencyCdf(
+      config.plot_dir, "open_loop",
+      absl::StrCat("open loop at ", config.rates[0], " req/s for ",
+                   absl::FormatDuration(config.duration),
+                   ": latency CDF of ok reads, from the scheduled send"),
+      curves);
+}
+
+}  // namespace tailgate::experiment

@@ -1,0 +1,56 @@
+// Plots of the experiment's results, drawn by gnuplot (/usr/bin/gnuplot,
+// installed by tools/bootstrap). For each plot the data files and the
+// gnuplot script are written into the plot directory next to the PNG, so
+// a plot can be restyled and redrawn by hand (`gnuplot DIR/seed_cdf.gp`).
+//
+//   <name>_cdf.png         latency CDF, one curve per policy, log x
+//   open_loop_p99.png      p99 latency vs offered load, one curve per policy
+//   open_loop_amplification.png
+//                          attempts per request vs offered load
+//
+// Thread safety: functions without shared state; they write files and run
+// gnuplot as a child process.
+
+#ifndef TAILGATE_EXPERIMENT_PLOTS_H_
+#define TAILGATE_EXPERIMENT_PLOTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "experiment/percentiles.h"
+
+namespace tailgate::experiment {
+
+inline constexpr char kGnuplot[] = "/usr/bin/gnuplot";
+
+// Creates `dir` (and its parents) if needed. An error, naming --plot_dir,
+// when gnuplot is missing or `dir` cannot be used. Called before any
+// measurement, so that a long run never ends without its plots.
+absl::Status PreparePlotDir(const std::string& dir);
+
+struct CdfSeries {
+  std::string mode;                    // curve title: "baseline", "hedged"
+  std::vector<absl::Duration> sorted;  // ascending latencies
+};
+
+// Draws DIR/<name>_cdf.png; `title` heads the plot.
+absl::Status PlotLatencyCdf(const std::string& dir, const std::string& name,
+                            const std::string& title,
+                            const std::vector<CdfSeries>& series);
+
+struct SweepPoint {
+  std::string mode;
+  double offered_rps = 0;
+  LatencySummary latency;           // of the ok reads
+  double attempts_per_request = 0;  // NaN when nothing was admitted
+};
+
+// Draws DIR/open_loop_p99.png and DIR/open_loop_amplification.png.
+absl::Status PlotSweep(const std::string& dir,
+                       const std::vector<SweepPoint>& points);
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_PLOTS_H_

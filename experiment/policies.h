@@ -1,0 +1,26 @@
+// The two sidecar policies every scenario compares, as the sidecar's own
+// flags (DESIGN.md "Command line"), exactly the seed's:
+//   baseline  --hedge_fraction=0: no extra attempt of any kind
+//   hedged    --hedge_delay=5ms --hedge_fraction=0.25 --hedge_burst=4
+//
+// Thread safety: immutable data.
+
+#ifndef TAILGATE_EXPERIMENT_POLICIES_H_
+#define TAILGATE_EXPERIMENT_POLICIES_H_
+
+#include <string>
+#include <vector>
+
+namespace tailgate::experiment {
+
+struct Policy {
+  std::string mode;                // the "mode" field of the output lines
+  std::vector<std::string> flags;  // added to the sidecar's command line
+};
+
+// Baseline first, then hedged: the order of the output lines.
+const std::vector<Policy>& ComparedPolicies();
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_POLICIES_H_

@@ -1,0 +1,32 @@
+// The experiment's scenarios (README.md describes each). Every scenario
+// starts its own embedded replicas and a fresh sidecar per policy and
+// measurement, prints its JSON lines on stdout as results come in, notes
+// its progress on stderr, and draws its plots when config.plot_dir is set.
+//
+// Thread safety: each blocks the calling thread for the whole run.
+
+#ifndef TAILGATE_EXPERIMENT_SCENARIOS_H_
+#define TAILGATE_EXPERIMENT_SCENARIOS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "experiment/experiment_config.h"
+
+namespace tailgate::experiment {
+
+// seed, correlated: sequential closed-loop reads, baseline vs hedged.
+absl::Status RunStragglerScenario(const ExperimentConfig& config,
+                                  const std::string& tailgate);
+
+// open_loop: fixed-rate sends at one or more offered loads.
+absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
+                                 const std::string& tailgate);
+
+// throughput: saturation through the sidecar vs straight to the replicas.
+absl::Status RunThroughputScenario(const ExperimentConfig& config,
+                                   const std::string& tailgate);
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_SCENARIOS_H_

@@ -1,0 +1,72 @@
+// The seed's experiment and its correlated variant: one sequential client,
+// every read checked, baseline then hedged on a fresh sidecar each.
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "experiment/closed_loop.h"
+#include "experiment/plots.h"
+#include "experiment/policies.h"
+#include "experiment/progress.h"
+#include "experiment/replica_pair.h"
+#include "experiment/report.h"
+#include "experiment/scenarios.h"
+#include "experiment/sidecar_session.h"
+#include "experiment/workload.h"
+
+namespace tailgate::experiment {
+
+absl::Status RunStragglerScenario(const ExperimentConfig& config,
+                                  const std::string& tailgate) {
+  const bool correlated = config.scenario == Scenario::kCorrelated;
+  const std::string scenario = ScenarioName(config.scenario);
+  absl::StatusOr<std::unique_ptr<ReplicaPair>> replicas = ReplicaPair::Start(
+      correlated ? StragglerMix::kCorrelated : StragglerMix::kSeed);
+  if (!replicas.ok()) return replicas.status();
+  const SidecarSetup setup{
+      tailgate, (*replicas)->backends(), {}, config.warmup};
+
+  std::vector<CdfSeries> curves;
+  for (const Policy& policy : ComparedPolicies()) {
+    Note(absl::StrCat(scenario, " ", policy.mode, ": ", config.requests,
+                      " sequential reads after ", config.warmup,
+                      " warm-up reads"));
+    std::vector<absl::Duration> latencies;
+    absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
+        setup, policy, [&](SidecarSession& session) -> absl::Status {
+          Progress progress(absl::StrCat(scenario, " ", policy.mode),
+                            config.requests);
+          absl::StatusOr<std::vector<absl::Duration>> measured =
+              RunSequentialReads(
+                  session.client(), config.requests,
+                  [](int64_t id) { return ReadPath(id); }, progress);
+          if (!measured.ok()) return measured.status();
+          latencies = *std::move(measured);
+          return absl::OkStatus();
+        });
+    if (!metrics.ok()) return metrics.status();
+
+    std::sort(latencies.begin(), latencies.end());
+    JsonObject line;
+    line.AddString("mode", policy.mode)
+        .AddString("scenario", scenario)
+        .AddInt("requests", config.requests)
+        .AddInt("warmup", config.warmup);
+    AddLatencyFields(Summarize(latencies), line);
+    line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)
+        .AddObject("metrics", MetricsJson(*metrics));
+    PrintLine(line);
+    curves.push_back({policy.mode, std::move(latencies)});
+  }
+
+  if (config.plot_dir.empty()) return absl::OkStatus();
+  return PlotLatencyCdf(
+      config.plot_dir, scenario,
+      absl::StrCat(scenario, ": latency CDF, ", config.requests,
+                   " sequential reads per policy"),
+      curves);
+}
+
+}  // namespace tailgate::experiment

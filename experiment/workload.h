@@ -1,0 +1,53 @@
+// Workload: what the experiment's two replicas, A and B, do for each read,
+// and the paths the clients send.
+//
+// Measured reads are GET /read?id=N. How long replica r in {A = 0, B = 1}
+// waits before answering read N depends on the straggler mix:
+//   kSeed        A waits 40 ms when N % 10 == 0, B when N % 10 == 1,
+//                otherwise both wait 2 ms (the seed's experiment: with the
+//                sidecar's primaries alternating A, B, A, ... 20 % of reads
+//                meet a slow primary and have a fast alternate);
+//   kCorrelated  both wait 40 ms when N % 10 == 0, otherwise 2 ms (hedging
+//                costs an attempt and cannot help);
+//   kNone        nobody waits (throughput).
+// Warm-up reads, GET /warmup?n=N, wait 2 ms on both replicas whatever the
+// mix (0 for kNone). Every answer is 200 with the body "replicated-value";
+// any other target gets a 404.
+//
+// Thread safety: pure functions.
+
+#ifndef TAILGATE_EXPERIMENT_WORKLOAD_H_
+#define TAILGATE_EXPERIMENT_WORKLOAD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace tailgate::experiment {
+
+enum class StragglerMix { kSeed, kCorrelated, kNone };
+
+inline constexpr absl::string_view kReplicaBody = "replicated-value";
+inline constexpr absl::Duration kSlowDelay = absl::Milliseconds(40);
+inline constexpr absl::Duration kFastDelay = absl::Milliseconds(2);
+
+enum class ReplicaName { kA = 0, kB = 1 };
+
+std::string ReadPath(uint64_t id);   // "/read?id=N"
+std::string WarmupPath(uint64_t n);  // "/warmup?n=N"
+
+// How long `replica` waits before answering read `id`.
+absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id);
+
+// How long `replica` waits before answering `target` (the request target as
+// received); nullopt for a target that is neither a read nor a warm-up.
+std::optional<absl::Duration> DelayForTarget(StragglerMix mix,
+                                             ReplicaName replica,
+                                             absl::string_view target);
+
+}  // namespace tailgate::experiment
+
+#endif  // TAILGATE_EXPERIMENT_WORKLOAD_H_

@@ -1,0 +1,111 @@
+// The engine's deadline and cancellation: one total deadline shared by both
+// attempts, caller cancellation of everything in flight, and shutdown.
+
+#include "gtest/gtest.h"
+#include "tests/integration/engine_fixture.h"
+
+namespace tailgate::testing {
+namespace {
+
+class EngineDeadlineTest : public EngineFixture {
+ protected:
+  void ExpectBothReplicasSawTheClientGo() {
+    for (const auto& replica : replicas_) {
+      EXPECT_TRUE(
+          replica->WaitForDisconnectsBeforeResponse(1, absl::Seconds(2)))
+          << replica->url();
+    }
+  }
+};
+
+TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
+  StartReplicas({Always(Hang()), Always(Hang())});
+  hedge::EngineConfig config = DefaultConfig();
+  config.timeout = absl::Milliseconds(300);
+  config.upstreams[0].hedge_delay = absl::Milliseconds(250);
+  StartEngine(config);
+  // The caller's deadline (5 s) is capped by the engine's timeout.
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << response.status();
+  // Had the hedge (launched at 250 ms) got a timeout of its own, the read
+  // would have lasted 550 ms.
+  EXPECT_GE(last_latency_, absl::Milliseconds(300));
+  EXPECT_LT(last_latency_, absl::Milliseconds(500));
+  ExpectBothReplicasSawTheClientGo();
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.attempts, 2u);
+  EXPECT_EQ(stats.timeouts, 1u);
+  EXPECT_EQ(stats.backend_failures, 0u);  // a timeout is not the replica's
+  ExpectIdle();
+  ExpectNoTransportDetail(response.status(),
+                          {replicas_[0]->port(), replicas_[1]->port()});
+}
+
+TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
+  StartReplicas({Always(Hang()), Always(Hang())});
+  hedge::EngineConfig config = DefaultConfig();
+  config.timeout = absl::Seconds(5);
+  StartEngine(config);
+  hedge::EngineRead read = Get("/x");
+  read.deadline = engine_->clock().Now() + absl::Milliseconds(150);
+  absl::StatusOr<hedge::EngineResponse> response = Read(std::move(read));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << response.status();
+  EXPECT_GE(last_latency_, absl::Milliseconds(150));
+  EXPECT_LT(last_latency_, absl::Seconds(1));
+  ExpectBothReplicasSawTheClientGo();
+  ExpectIdle();
+}
+
+TEST_F(EngineDeadlineTest, CancelAbortsBothAttempts) {
+  StartReplicas({Always(Hang()), Always(Hang())});
+  StartEngine();
+  PendingRead pending;
+  const uint64_t id = Submit(Get("/x"), pending);
+  // Both the primary and the hedge are waiting on their replicas.
+  ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
+  ASSERT_TRUE(replicas_[1]->WaitForRequests(1, absl::Seconds(2)));
+  engine_->Cancel(id);
+  const absl::StatusOr<hedge::EngineResponse>& result =
+      pending.Wait(absl::Seconds(1));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled)
+      << result.status();
+  ExpectBothReplicasSawTheClientGo();
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.cancelled, 1u);
+  EXPECT_EQ(stats.backend_failures, 0u);
+  ExpectIdle();
+}
+
+TEST_F(EngineDeadlineTest, CancelAfterCompletionChangesNothing) {
+  StartReplicas({Always(Answer("ok")), Always(Answer("ok"))});
+  StartEngine();
+  PendingRead pending;
+  const uint64_t id = Submit(Get("/x"), pending);
+  ASSERT_TRUE(pending.Wait().ok()) << pending.Wait().status();
+  engine_->Cancel(id);
+  // The engine keeps serving, and the cancel did not count.
+  absl::StatusOr<hedge::EngineResponse> next = Read("/y");
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(engine_->Snapshot().cancelled, 0u);
+  ExpectIdle();
+}
+
+TEST_F(EngineDeadlineTest, ShutdownCompletesReadsInFlightAsUnavailable) {
+  StartReplicas({Always(Hang()), Always(Hang())});
+  StartEngine();
+  PendingRead pending;
+  Submit(Get("/x"), pending);
+  ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
+  ASSERT_TRUE(replicas_[1]->WaitForRequests(1, absl::Seconds(2)));
+  engine_.reset();
+  const absl::StatusOr<hedge::EngineResponse>& result =
+      pending.Wait(absl::Seconds(1));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable)
+      << result.status();
+  ExpectBothReplicasSawTheClientGo();
+}
+
+}  // namespace
+}  // namespace tailgate::testing
