@@ -66,8 +66,10 @@ class ExperimentSmokeTest(unittest.TestCase):
             os.path.getsize(os.path.join(plot_dir, "seed_cdf.png")) > 0)
 
     def test_open_loop_point(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "open_loop_plots")
         lines = self.json_lines("--scenario=open_loop", "--rate=200",
-                                "--duration=1s", "--warmup=10")
+                                "--duration=1s", "--warmup=10",
+                                "--plot_dir=" + plot_dir)
         self.assertEqual([line["mode"] for line in lines],
                          ["baseline", "hedged"])
         for line in lines:
@@ -80,6 +82,8 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assertEqual(line["ok"] + line["rejected"] + line["failed"],
                              line["sent"])
             self.assertEqual(line["samples"], line["ok"])
+        self.assertTrue(
+            os.path.getsize(os.path.join(plot_dir, "open_loop_cdf.png")) > 0)
 
     def test_throughput(self):
         lines = self.json_lines("--scenario=throughput", "--duration=1s",

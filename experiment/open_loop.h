@@ -45,6 +45,12 @@ struct OpenLoopResult {
   std::vector<absl::Duration> latencies;
   // From the first scheduled send to the last answer.
   absl::Duration elapsed;
+
+  // ok reads per second of `elapsed`.
+  double AchievedRps() const {
+    const double seconds = absl::ToDoubleSeconds(elapsed);
+    return seconds > 0 ? static_cast<double>(ok) / seconds : 0;
+  }
 };
 
 // Returns once every sent read has been answered (each has a deadline). An

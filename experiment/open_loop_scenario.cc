@@ -23,12 +23,11 @@ JsonObject OpenLoopLine(const std::string& mode, const OpenLoopOptions& options,
                         const OpenLoopResult& result,
                         const LatencySummary& latency,
                         const SidecarStats& metrics, int64_t warmup) {
-  const double elapsed = absl::ToDoubleSeconds(result.elapsed);
   JsonObject line;
   line.AddString("mode", mode)
       .AddString("scenario", "open_loop")
       .AddDouble("offered_rps", options.rate, 1)
-      .AddDouble("achieved_rps", elapsed > 0 ? result.ok / elapsed : 0, 1)
+      .AddDouble("achieved_rps", result.AchievedRps(), 1)
       .AddDouble("duration_s", absl::ToDoubleSeconds(options.duration), 3)
       .AddInt("sent", result.sent)
       .AddInt("ok", result.ok)
@@ -79,8 +78,9 @@ absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
       const LatencySummary latency = Summarize(result.latencies);
       PrintLine(OpenLoopLine(policy.mode, options, result, latency, *metrics,
                              config.warmup));
-      points.push_back(
-          {policy.mode, rate, latency, AttemptsPerRequest(*metrics)});
+      points.push_back({policy.mode, rate, result.AchievedRps(),
+                        result.scheduled, result.ok, latency,
+                        AttemptsPerRequest(*metrics)});
       if (!config.sweep) {
         curves.push_back({policy.mode, std::move(result.latencies)});
       }

@@ -140,61 +140,87 @@ absl::Status PlotLatencyCdf(const std::string& dir, const std::string& name,
 
 absl::Status PlotSweep(const std::string& dir,
                        const std::vector<SweepPoint>& points) {
-  // One data file per policy: offered_rps p99_ms attempts_per_request.
-  std::map<std::string, std::string> data_by_mode;
+  // One data file per policy; columns 2, 3, 4 as below.
+  struct Series {
+    std::string data =
+        "# offered_rps p99_ms attempts_per_request "
+        "achieved_rps\n";
+    std::string path;
+    bool plottable[5] = {};  // column has a value gnuplot can draw
+  };
+  std::map<std::string, Series> by_mode;
   for (const SweepPoint& point : points) {
-    std::string& data = data_by_mode[point.mode];
-    if (data.empty()) data = "# offered_rps p99_ms attempts_per_request\n";
-    const double p99 = point.latency.samples == 0
-                           ? NAN
-                           : absl::ToDoubleMilliseconds(point.latency.p99);
-    absl::StrAppend(&data, Number(point.offered_rps), " ", Number(p99), " ",
-                    Number(point.attempts_per_request), "\n");
+    Series& series = by_mode[point.mode];
+    const bool p99_holds = point.ok * 100 >= point.scheduled * 99;
+    const double columns[] = {
+        point.offered_rps,
+        p99_holds && point.latency.samples > 0
+            ? absl::ToDoubleMilliseconds(point.latency.p99)
+            : NAN,
+        point.attempts_per_request, point.achieved_rps};
+    for (int i = 0; i < 4; ++i) {
+      absl::StrAppend(&series.data, i == 0 ? "" : " ", Number(columns[i]));
+      // Both y axes that are log scale need positive values.
+      series.plottable[i + 1] |= std::isfinite(columns[i]) && columns[i] > 0;
+    }
+    series.data += "\n";
   }
-  std::vector<std::string> p99_curves;
-  std::vector<std::string> amplification_curves;
-  for (const auto& [mode, data] : data_by_mode) {
-    const std::string path = Join(dir, "open_loop_sweep_" + mode + ".dat");
-    absl::Status written = WriteFile(path, data);
+  for (auto& [mode, series] : by_mode) {
+    series.path = Join(dir, "open_loop_sweep_" + mode + ".dat");
+    absl::Status written = WriteFile(series.path, series.data);
     if (!written.ok()) return written;
-    p99_curves.push_back(absl::StrCat(
-        "'", path, "' using 1:2 with linespoints linewidth 2 title '", mode,
-        "'"));
-    amplification_curves.push_back(absl::StrCat(
-        "'", path, "' using 1:3 with linespoints linewidth 2 title '", mode,
-        "'"));
   }
+  // One curve per policy with something to draw in `column`; empty when no
+  // policy has.
+  auto curves = [&by_mode](int column, const std::string& reference) {
+    std::vector<std::string> plotted;
+    for (const auto& [mode, series] : by_mode) {
+      if (!series.plottable[column]) continue;
+      plotted.push_back(absl::StrCat("'", series.path, "' using 1:", column,
+                                     " with linespoints linewidth 2 title '",
+                                     mode, "'"));
+    }
+    if (plotted.empty()) return std::string();
+    if (!reference.empty()) plotted.push_back(reference);
+    return absl::StrJoin(plotted, ", \\\n     ");
+  };
   const std::string common =
       "set logscale x\n"
       "set xlabel 'offered load (req/s, log scale)'\n"
       "set key top left\n";
-  const std::string p99_script = Join(dir, "open_loop_p99.gp");
-  absl::Status written = WriteFile(
-      p99_script,
-      absl::StrCat(ScriptHeader(Join(dir, "open_loop_p99.png"),
-                                "open loop: p99 latency vs offered load"),
-                   common,
-                   "set logscale y\n"
-                   "set ylabel 'p99 latency of ok reads (ms, log scale)'\n"
-                   "plot ",
-                   absl::StrJoin(p99_curves, ", \\\n     "), "\n"));
-  if (!written.ok()) return written;
-  const std::string amplification_script =
-      Join(dir, "open_loop_amplification.gp");
-  written = WriteFile(
-      amplification_script,
-      absl::StrCat(
-          ScriptHeader(Join(dir, "open_loop_amplification.png"),
-                       "open loop: upstream attempts per admitted read"),
-          common,
-          "set ylabel 'attempts per admitted read'\n"
-          "set yrange [0.9:*]\n"
-          "plot ",
-          absl::StrJoin(amplification_curves, ", \\\n     "), "\n"));
-  if (!written.ok()) return written;
-  absl::Status plotted = RunGnuplot(p99_script);
-  if (!plotted.ok()) return plotted;
-  return RunGnuplot(amplification_script);
+  const struct {
+    std::string name;
+    std::string title;
+    std::string settings;
+    std::string plot;
+  } plots[] = {
+      {"open_loop_p99", "open loop: p99 latency vs offered load",
+       "set logscale y\n"
+       "set ylabel 'p99 from the scheduled send (ms, log scale); "
+       "none where over 1 % of reads failed'\n",
+       curves(2, "")},
+      {"open_loop_amplification",
+       "open loop: upstream attempts per admitted read",
+       "set ylabel 'attempts per admitted read'\n"
+       "set yrange [0.9:*]\n",
+       curves(3, "")},
+      {"open_loop_goodput", "open loop: ok reads per second vs offered load",
+       "set logscale y\n"
+       "set ylabel 'ok reads per second (log scale)'\n",
+       curves(4, "x with lines dashtype 2 title 'offered'")},
+  };
+  for (const auto& plot : plots) {
+    if (plot.plot.empty()) continue;  // gnuplot refuses an empty plot
+    const std::string script = Join(dir, plot.name + ".gp");
+    absl::Status written = WriteFile(
+        script,
+        absl::StrCat(ScriptHeader(Join(dir, plot.name + ".png"), plot.title),
+                     common, plot.settings, "plot ", plot.plot, "\n"));
+    if (!written.ok()) return written;
+    absl::Status plotted = RunGnuplot(script);
+    if (!plotted.ok()) return plotted;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tailgate::experiment

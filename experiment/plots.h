@@ -7,6 +7,7 @@
 //   open_loop_p99.png      p99 latency vs offered load, one curve per policy
 //   open_loop_amplification.png
 //                          attempts per request vs offered load
+//   open_loop_goodput.png  ok reads per second vs offered load
 //
 // Thread safety: functions without shared state; they write files and run
 // gnuplot as a child process.
@@ -14,6 +15,7 @@
 #ifndef TAILGATE_EXPERIMENT_PLOTS_H_
 #define TAILGATE_EXPERIMENT_PLOTS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,11 +45,18 @@ absl::Status PlotLatencyCdf(const std::string& dir, const std::string& name,
 struct SweepPoint {
   std::string mode;
   double offered_rps = 0;
+  double achieved_rps = 0;
+  int64_t scheduled = 0;
+  int64_t ok = 0;
   LatencySummary latency;           // of the ok reads
   double attempts_per_request = 0;  // NaN when nothing was admitted
 };
 
-// Draws DIR/open_loop_p99.png and DIR/open_loop_amplification.png.
+// Draws DIR/open_loop_p99.png, DIR/open_loop_amplification.png and
+// DIR/open_loop_goodput.png (ok reads per second vs offered load). A point
+// where more than 1 % of the scheduled reads were not ok (rejected, failed,
+// dropped) has no p99 in the plot: the worst 1 % of its reads got no
+// answer, so the p99 of the survivors would flatter it.
 absl::Status PlotSweep(const std::string& dir,
                        const std::vector<SweepPoint>& points);
 

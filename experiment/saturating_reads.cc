@@ -35,9 +35,7 @@ class SaturatingRun {
     absl::MutexLock lock(&mu_);
     // Each read has a deadline, so every lane ends; the callbacks refer
     // to this object, which must outlive them all.
-    auto idle = [this]()
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == 0; };
-    mu_.Await(absl::Condition(&idle));
+    mu_.Await(absl::Condition(this, &SaturatingRun::Idle));
     if (wrong_answer_.has_value()) return absl::InternalError(*wrong_answer_);
     count_.window = duration_;
     return count_;
@@ -56,6 +54,8 @@ class SaturatingRun {
       OnAnswer(result);
     });
   }
+
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_ == 0; }
 
   // On a gRPC thread: counts the answer, then keeps the lane busy until
   // the window closes.
@@ -85,7 +85,7 @@ class SaturatingRun {
   const absl::Duration duration_;
   const ReadRequest request_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   SteadyClock::time_point end_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_) = 0;  // lanes still sending
   LoadCount count_ ABSL_GUARDED_BY(mu_);

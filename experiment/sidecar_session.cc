@@ -1,6 +1,9 @@
 #include "experiment/sidecar_session.h"
 
+#include <signal.h>
+
 #include <cassert>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,18 +16,18 @@ namespace tailgate::experiment {
 namespace {
 
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
+constexpr absl::Duration kStopTimeout = absl::Seconds(10);
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
-    const std::string& binary, const std::string& backends,
-    const Policy& policy, const std::vector<std::string>& extra_flags,
-    int64_t warmup) {
-  assert(warmup % 2 == 0);
-  std::vector<std::string> flags = policy.flags;
-  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-  absl::StatusOr<std::unique_ptr<SidecarProcess>> process =
-      SidecarProcess::Start(binary, backends, flags);
+    const SidecarSetup& setup, const Policy& policy) {
+  assert(setup.warmup % 2 == 0);
+  std::vector<std::string> flags = {"--backends=" + setup.backends};
+  flags.insert(flags.end(), policy.flags.begin(), policy.flags.end());
+  flags.insert(flags.end(), setup.extra_flags.begin(), setup.extra_flags.end());
+  absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
+      testing::TailgateProcess::Start(setup.binary, flags);
   if (!process.ok()) return process.status();
 
   ClientOptions options;
@@ -36,9 +39,10 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
       AdminClient::Connect((*process)->admin_address(), options);
   if (!admin.ok()) return admin.status();
 
-  Progress progress(absl::StrCat(policy.mode, " warm-up"), warmup);
+  Progress progress(absl::StrCat(policy.mode, " warm-up"), setup.warmup);
   absl::StatusOr<std::vector<absl::Duration>> warm = RunSequentialReads(
-      **client, warmup, [](int64_t n) { return WarmupPath(n); }, progress);
+      **client, setup.warmup, [](int64_t n) { return WarmupPath(n); },
+      progress);
   if (!warm.ok()) return warm.status();
   return std::unique_ptr<SidecarSession>(new SidecarSession(
       *std::move(process), *std::move(client), *std::move(admin)));
@@ -47,15 +51,26 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
 absl::Status SidecarSession::Stop() {
   client_.reset();
   admin_.reset();
-  return process_->Stop();
+  process_->Signal(SIGTERM);
+  const std::optional<int> code = process_->WaitForExit(kStopTimeout);
+  if (!code.has_value()) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the sidecar did not stop within ", absl::FormatDuration(kStopTimeout),
+        "; its stderr:\n", process_->stderr_text()));
+  }
+  if (*code != 0) {
+    return absl::InternalError(absl::StrCat("the sidecar exited with ", *code,
+                                            "; its stderr:\n",
+                                            process_->stderr_text()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SidecarStats> MeasureOnFreshSidecar(
     const SidecarSetup& setup, const Policy& policy,
     absl::FunctionRef<absl::Status(SidecarSession&)> measure) {
   absl::StatusOr<std::unique_ptr<SidecarSession>> session =
-      SidecarSession::Start(setup.binary, setup.backends, policy,
-                            setup.extra_flags, setup.warmup);
+      SidecarSession::Start(setup, policy);
   if (!session.ok()) return session.status();
   absl::StatusOr<SidecarStats> before = (*session)->Stats();
   if (!before.ok()) return before.status();

@@ -1,7 +1,9 @@
 // SidecarSession: one fresh sidecar for one policy, ready to measure: the
-// child process, a read client and an admin client connected to it, and
-// the warm-up done (sequential fast reads, so that the gRPC channel and
-// the sidecar's connections to both replicas are open before the first
+// real `tailgate` binary as a child process (tests/e2e's TailgateProcess:
+// loopback port-0 listeners, ports read from its event=listening log
+// lines), a read client and an admin client connected to it, and the
+// warm-up done (sequential fast reads, so that the gRPC channel and the
+// sidecar's connections to both replicas are open before the first
 // measured read).
 //
 // The warm-up count must be even: the sidecar rotates its primary per
@@ -11,11 +13,12 @@
 // the hedge credit where a fresh sidecar starts it (full, at the burst).
 //
 // Example:
-//   auto session = SidecarSession::Start(binary, replicas->backends(),
-//                                        policy, {}, /*warmup=*/50);
-//   absl::StatusOr<SidecarStats> before = (*session)->Stats();
-//   ... measure with (*session)->client() ...
-//   absl::Status stopped = (*session)->Stop();
+//   const SidecarSetup setup{binary, replicas->backends(), {}, 50};
+//   absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
+//       setup, policy, [&](SidecarSession& session) {
+//         ... measure with session.client() ...
+//         return absl::OkStatus();
+//       });
 //
 // Thread safety: Start and Stop from one thread; client() and Stats() from
 // any thread while the session runs.
@@ -34,30 +37,38 @@
 #include "client/admin_client.h"
 #include "client/client.h"
 #include "experiment/policies.h"
-#include "experiment/sidecar_process.h"
+#include "tests/e2e/tailgate_process.h"
 
 namespace tailgate::experiment {
 
+// What every fresh sidecar of a run shares.
+struct SidecarSetup {
+  std::string binary;                    // the tailgate binary
+  std::string backends;                  // its --backends
+  std::vector<std::string> extra_flags;  // after the policy's flags
+  int64_t warmup = 0;                    // REQUIRES: even
+};
+
 class SidecarSession {
  public:
-  // `extra_flags` go after the policy's own flags.
-  // REQUIRES: warmup is even.
   static absl::StatusOr<std::unique_ptr<SidecarSession>> Start(
-      const std::string& binary, const std::string& backends,
-      const Policy& policy, const std::vector<std::string>& extra_flags,
-      int64_t warmup);
+      const SidecarSetup& setup, const Policy& policy);
+
+  // Kills the sidecar if Stop was not called.
+  ~SidecarSession() = default;
 
   Client& client() { return *client_; }
-  SidecarProcess& process() { return *process_; }
+  const testing::TailgateProcess& process() const { return *process_; }
 
   // Totals since the sidecar started (Admin.GetStats).
   absl::StatusOr<SidecarStats> Stats() { return admin_->GetStats(); }
 
-  // Closes the clients and stops the sidecar (see SidecarProcess::Stop).
+  // Closes the clients, then SIGTERM: the sidecar drains and must exit 0
+  // within 10 s. An error carries its stderr.
   absl::Status Stop();
 
  private:
-  SidecarSession(std::unique_ptr<SidecarProcess> process,
+  SidecarSession(std::unique_ptr<testing::TailgateProcess> process,
                  std::unique_ptr<Client> client,
                  std::unique_ptr<AdminClient> admin)
       : process_(std::move(process)),
@@ -65,17 +76,9 @@ class SidecarSession {
         admin_(std::move(admin)) {}
 
   // Declared first so that it is destroyed last, after its clients.
-  std::unique_ptr<SidecarProcess> process_;
+  std::unique_ptr<testing::TailgateProcess> process_;
   std::unique_ptr<Client> client_;
   std::unique_ptr<AdminClient> admin_;
-};
-
-// What every fresh sidecar of a run shares.
-struct SidecarSetup {
-  std::string binary;
-  std::string backends;
-  std::vector<std::string> extra_flags;  // after the policy's flags
-  int64_t warmup = 0;                    // REQUIRES: even
 };
 
 // Starts a SidecarSession for `policy`, runs `measure` on it, stops it;

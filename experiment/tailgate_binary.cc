@@ -16,12 +16,12 @@ using bazel::tools::cpp::runfiles::Runfiles;
 // The workspace is named "tailgate" (WORKSPACE).
 constexpr char kRunfilesPath[] = "tailgate/server/tailgate";
 
+// `what` starts the error message: "--tailgate: /x is not ...".
 absl::StatusOr<std::string> Executable(const std::string& path,
-                                       absl::string_view origin) {
+                                       absl::string_view what) {
   if (access(path.c_str(), X_OK) != 0) {
-    return absl::NotFoundError(absl::StrCat("the sidecar binary ", path, " (",
-                                            origin,
-                                            ") is not an executable file"));
+    return absl::NotFoundError(
+        absl::StrCat(what, path, " is not an executable file"));
   }
   return path;
 }
@@ -30,7 +30,7 @@ absl::StatusOr<std::string> Executable(const std::string& path,
 
 absl::StatusOr<std::string> FindTailgateBinary(
     const std::string& argv0, const std::string& override_path) {
-  if (!override_path.empty()) return Executable(override_path, "--tailgate");
+  if (!override_path.empty()) return Executable(override_path, "--tailgate: ");
   std::string error;
   std::unique_ptr<Runfiles> runfiles(Runfiles::Create(argv0, &error));
   if (runfiles == nullptr) {
@@ -43,7 +43,7 @@ absl::StatusOr<std::string> FindTailgateBinary(
     return absl::NotFoundError(
         absl::StrCat("no ", kRunfilesPath, " in the runfiles"));
   }
-  return Executable(path, "runfiles");
+  return Executable(path, "the sidecar binary from the runfiles, ");
 }
 
 }  // namespace tailgate::experiment

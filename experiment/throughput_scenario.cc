@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "experiment/direct_curl_reads.h"
+#include "experiment/peak_rss.h"
 #include "experiment/policies.h"
 #include "experiment/progress.h"
 #include "experiment/replica_pair.h"
@@ -57,7 +58,7 @@ absl::Status RunThroughputScenario(const ExperimentConfig& config,
             session.client(), config.concurrency, config.duration);
         if (!run.ok()) return run.status();
         sidecar = *run;
-        absl::StatusOr<int64_t> rss = session.process().PeakRssKib();
+        absl::StatusOr<int64_t> rss = PeakRssKib(session.process().pid());
         if (!rss.ok()) return rss.status();
         peak_rss_kib = *rss;
         return absl::OkStatus();

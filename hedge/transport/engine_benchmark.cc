@@ -104,11 +104,16 @@ void BM_EngineSequential(benchmark::State& state) {
   for (auto _ : state) {
     absl::Notification done;
     bool ok = false;
-    engine->Submit(MakeRead(*engine),
+    const absl::StatusOr<uint64_t> submitted = engine->Submit(
+        MakeRead(*engine),
                    [&](absl::StatusOr<EngineResponse> result) {
                      ok = result.ok() && result->body == "replicated-value";
                      done.Notify();
                    });
+    if (!submitted.ok()) {
+      state.SkipWithError("read refused");
+      break;
+    }
     done.WaitForNotification();
     if (!ok) state.SkipWithError("read failed");
   }

@@ -48,6 +48,7 @@ class TailgateProcess {
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& admin_address() const { return admin_address_; }
   int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }
 
   void Signal(int signal) const;
 

@@ -5,7 +5,7 @@
 // Cooldowns are crossed with a FakeClock (the engine reads all its time from
 // it), so no test waits for one.
 
-#include <memory>
+#include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -20,6 +20,9 @@ using hedge::CircuitState;
 
 constexpr int kThreshold = 3;
 constexpr absl::Duration kCooldown = absl::Seconds(30);
+// How long a stale outcome takes to come back: far longer than the few
+// fast local reads each stale-outcome test makes meanwhile.
+constexpr absl::Duration kSlow = absl::Milliseconds(500);
 
 hedge::EngineConfig BreakerConfig() {
   hedge::EngineConfig config = EngineFixture::DefaultConfig();
@@ -94,15 +97,15 @@ TEST_F(EngineBreakerTest, AfterCooldownOneProbeAndItsSuccessCloses) {
   EXPECT_EQ(replicas_[0]->requests_received(), kThreshold);
 
   clock_.Advance(kCooldown);
-  std::vector<std::unique_ptr<PendingRead>> reads;
+  std::vector<PendingRead*> reads;
   for (int i = 0; i < 4; ++i) {
-    reads.push_back(std::make_unique<PendingRead>());
+    reads.push_back(&NewPendingRead());
     Submit(GetWithoutHedge("/after"), *reads.back());
   }
   ASSERT_TRUE(replicas_[0]->WaitForRequests(kThreshold + 1, absl::Seconds(2)));
   EXPECT_EQ(CircuitOf(0).state, CircuitState::kHalfOpen);
   int from_a = 0;
-  for (auto& read : reads) {
+  for (PendingRead* read : reads) {
     const absl::StatusOr<hedge::EngineResponse>& result = read->Wait();
     ASSERT_TRUE(result.ok()) << result.status();
     from_a += result->trace.replica == replicas_[0]->url();
@@ -148,7 +151,8 @@ TEST_F(EngineBreakerTest, CancelledProbeReleasesItWithoutVerdict) {
   replicas_[1]->SetHandler(Always(Hang()));
   clock_.Advance(kCooldown);
   // One read probes A, the other goes to B; both hang until cancelled.
-  PendingRead first, second;
+  PendingRead& first = NewPendingRead();
+  PendingRead& second = NewPendingRead();
   const uint64_t first_id = Submit(GetWithoutHedge("/p"), first);
   const uint64_t second_id = Submit(GetWithoutHedge("/p"), second);
   ASSERT_TRUE(replicas_[0]->WaitForRequests(kThreshold + 1, absl::Seconds(2)));
@@ -176,14 +180,14 @@ TEST_F(EngineBreakerTest, CancelledProbeReleasesItWithoutVerdict) {
 // A success that started before the circuit opened and arrives after it
 // carries the old generation: it must not close the circuit.
 TEST_F(EngineBreakerTest, StaleSuccessDoesNotCloseACircuitOpenedLater) {
-  StartReplicas({Route({{"/slow", Always(Answer("late", absl::Seconds(1)))},
-                        {"/fail", Always(Answer("down", absl::ZeroDuration(),
-                                                500))}})});
+  StartReplicas(
+      {Route({{"/slow", Always(Answer("late", kSlow))},
+              {"/fail", Always(Answer("down", absl::ZeroDuration(), 500))}})});
   hedge::EngineConfig config = BreakerConfig();
   config.upstreams[0].circuit = hedge::CircuitConfig{2, absl::Seconds(60)};
   StartEngine(config);
 
-  PendingRead slow;
+  PendingRead& slow = NewPendingRead();
   Submit(Get("/slow"), slow);
   ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
   for (int i = 0; i < 2; ++i) {
@@ -205,6 +209,51 @@ TEST_F(EngineBreakerTest, StaleSuccessDoesNotCloseACircuitOpenedLater) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable)
       << refused.status();
   EXPECT_EQ(replicas_[0]->requests_received(), 3);
+}
+
+// A failure that started before the circuit opened and arrives after it has
+// been probed and closed again carries an old generation: it must not count
+// against the new closed period.
+TEST_F(EngineBreakerTest, StaleFailureDoesNotCountAgainstACircuitClosedLater) {
+  StartReplicas({Route({
+      {"/slowfail", Always(Answer("late", kSlow, 500))},
+      {"/fail", Always(Answer("down", absl::ZeroDuration(), 500))},
+      {"/ok", Always(Answer("up"))},
+  })});
+  hedge::EngineConfig config = BreakerConfig();
+  config.upstreams[0].circuit = hedge::CircuitConfig{2, kCooldown};
+  config.timeout = absl::Hours(1);  // no deadline fires when the clock jumps
+  StartEngineWithUrls(config, ReplicaUrls(), clock_);
+  auto read = [this](const char* target) {
+    hedge::EngineRead read = Get(target);
+    read.deadline = absl::InfiniteFuture();
+    return read;
+  };
+
+  PendingRead& slow = NewPendingRead();
+  Submit(read("/slowfail"), slow);
+  ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(Read(read("/fail")).ok());
+  ASSERT_EQ(CircuitOf(0).state, CircuitState::kOpen);
+  clock_.Advance(kCooldown);
+  absl::StatusOr<hedge::EngineResponse> probe = Read(read("/ok"));
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_EQ(CircuitOf(0).state, CircuitState::kClosed);
+  ASSERT_TRUE(Read(read("/fail")).ok());
+  const hedge::CircuitSnapshot closed = CircuitOf(0);
+  ASSERT_EQ(closed.consecutive_failures, 1);
+  ASSERT_FALSE(slow.done()) << "the slow failure came back too early";
+
+  const absl::StatusOr<hedge::EngineResponse>& late = slow.Wait();
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->status, 500);  // forwarded to its caller all the same
+  const hedge::CircuitSnapshot after = CircuitOf(0);
+  EXPECT_EQ(after.state, CircuitState::kClosed);
+  EXPECT_EQ(after.generation, closed.generation);
+  EXPECT_EQ(after.consecutive_failures, 1);
+  // A current failure still counts: the second one opens the circuit.
+  ASSERT_TRUE(Read(read("/fail")).ok());
+  EXPECT_EQ(CircuitOf(0).state, CircuitState::kOpen);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
 TEST_F(EngineDeadlineTest, CancelAbortsBothAttempts) {
   StartReplicas({Always(Hang()), Always(Hang())});
   StartEngine();
-  PendingRead pending;
+  PendingRead& pending = NewPendingRead();
   const uint64_t id = Submit(Get("/x"), pending);
   // Both the primary and the hedge are waiting on their replicas.
   ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
@@ -81,7 +81,7 @@ TEST_F(EngineDeadlineTest, CancelAbortsBothAttempts) {
 TEST_F(EngineDeadlineTest, CancelAfterCompletionChangesNothing) {
   StartReplicas({Always(Answer("ok")), Always(Answer("ok"))});
   StartEngine();
-  PendingRead pending;
+  PendingRead& pending = NewPendingRead();
   const uint64_t id = Submit(Get("/x"), pending);
   ASSERT_TRUE(pending.Wait().ok()) << pending.Wait().status();
   engine_->Cancel(id);
@@ -95,7 +95,7 @@ TEST_F(EngineDeadlineTest, CancelAfterCompletionChangesNothing) {
 TEST_F(EngineDeadlineTest, ShutdownCompletesReadsInFlightAsUnavailable) {
   StartReplicas({Always(Hang()), Always(Hang())});
   StartEngine();
-  PendingRead pending;
+  PendingRead& pending = NewPendingRead();
   Submit(Get("/x"), pending);
   ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(2)));
   ASSERT_TRUE(replicas_[1]->WaitForRequests(1, absl::Seconds(2)));

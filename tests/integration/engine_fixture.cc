@@ -52,8 +52,8 @@ ReplicaResponse Answer(std::string body, absl::Duration delay, int status) {
 
 ReplicaResponse Faulty(ReplicaResponse::Fault fault, std::string body,
                        int status) {
-  ReplicaResponse response = Answer(std::move(body), absl::ZeroDuration(),
-                                    status);
+  ReplicaResponse response =
+      Answer(std::move(body), absl::ZeroDuration(), status);
   response.fault = fault;
   return response;
 }
@@ -145,7 +145,7 @@ hedge::EngineRead EngineFixture::Get(std::string target) const {
 
 absl::StatusOr<hedge::EngineResponse> EngineFixture::Read(
     hedge::EngineRead read) {
-  PendingRead pending;
+  PendingRead& pending = NewPendingRead();
   const absl::Time start = hedge::SteadyClock().Now();
   absl::StatusOr<uint64_t> id =
       engine_->Submit(std::move(read), pending.Callback());
@@ -156,6 +156,11 @@ absl::StatusOr<hedge::EngineResponse> EngineFixture::Read(
   absl::StatusOr<hedge::EngineResponse> result = pending.Wait();
   last_latency_ = hedge::SteadyClock().Now() - start;
   return result;
+}
+
+PendingRead& EngineFixture::NewPendingRead() {
+  pending_reads_.push_back(std::make_unique<PendingRead>());
+  return *pending_reads_.back();
 }
 
 uint64_t EngineFixture::Submit(hedge::EngineRead read, PendingRead& pending) {
@@ -191,7 +196,8 @@ void EngineFixture::ExpectIdle() const {
 }
 
 void EngineFixture::TearDown() {
-  engine_.reset();
+  engine_.reset();  // completes whatever is still in flight
+  pending_reads_.clear();
   replicas_.clear();
 }
 

@@ -100,6 +100,9 @@ class EngineFixture : public ::testing::Test {
   absl::StatusOr<hedge::EngineResponse> Read(std::string target) {
     return Read(Get(std::move(target)));
   }
+  // A PendingRead that outlives the engine (TearDown destroys the engine
+  // first), so a test that fails half-way leaves no callback dangling.
+  PendingRead& NewPendingRead();
   // Submits; EXPECTs admission.
   uint64_t Submit(hedge::EngineRead read, PendingRead& pending);
 
@@ -112,6 +115,7 @@ class EngineFixture : public ::testing::Test {
   void TearDown() override;
 
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::unique_ptr<PendingRead>> pending_reads_;
   std::unique_ptr<hedge::Engine> engine_;
   absl::Duration last_latency_;
 };

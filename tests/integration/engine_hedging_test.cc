@@ -139,9 +139,47 @@ TEST_F(EngineHedgingTest, LoneReplicaIsNeverHedgedOnItself) {
   EXPECT_EQ(stats.skipped_no_replica, 1u);
 }
 
+TEST_F(EngineHedgingTest, DisabledHedgeStillFallsBackOnFailure) {
+  const Handler script = Route(
+      {{"/slow",
+        PerAttempt({Answer("slow", absl::Milliseconds(200)), Answer("fast")})},
+       {"/fail", PerAttempt({Answer("busy", absl::ZeroDuration(), 503),
+                             Answer("ok")})}});
+  StartReplicas({script, script});
+  StartEngine();  // hedge delay 20 ms
+  hedge::EngineRead slow = Get("/slow");
+  slow.hedge_disabled = true;
+  absl::StatusOr<hedge::EngineResponse> waited = Read(std::move(slow));
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  EXPECT_EQ(waited->body, "slow");
+  EXPECT_EQ(waited->trace.attempts, 1);
+  EXPECT_EQ(RequestsFor("/slow"), 1);
+  hedge::EngineRead fail = Get("/fail");
+  fail.hedge_disabled = true;
+  absl::StatusOr<hedge::EngineResponse> fell_back = Read(std::move(fail));
+  ASSERT_TRUE(fell_back.ok()) << fell_back.status();
+  EXPECT_EQ(fell_back->body, "ok");
+  EXPECT_EQ(fell_back->trace.attempts, 2);
+  EXPECT_EQ(engine_->Snapshot().fallbacks, 1u);
+}
+
+TEST_F(EngineHedgingTest, PerReadHedgeDelayOverridesTheUpstreams) {
+  const Handler script =
+      PerAttempt({Answer("slow", absl::Seconds(3)), Answer("fast")});
+  StartReplicas({script, script});
+  StartEngine(LongHedgeConfig());
+  hedge::EngineRead read = Get("/x");
+  read.hedge_delay = absl::Milliseconds(30);
+  absl::StatusOr<hedge::EngineResponse> response = Read(std::move(read));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "fast");
+  EXPECT_GE(response->trace.latency, absl::Milliseconds(30));
+  EXPECT_LT(response->trace.latency, kAtOnce);
+}
+
 TEST_F(EngineHedgingTest, ServerErrorPrimaryFallsBackBeforeTimer) {
-  StartReplicas({Always(Answer("err", absl::ZeroDuration(), 503)),
-                 Always(Answer("ok"))});
+  StartReplicas(
+      {Always(Answer("err", absl::ZeroDuration(), 503)), Always(Answer("ok"))});
   StartEngine(LongHedgeConfig());
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<hedge::EngineResponse> response = Read("/x");

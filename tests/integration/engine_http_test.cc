@@ -64,6 +64,20 @@ void ExpectTooLarge(const absl::StatusOr<hedge::EngineResponse>& response) {
       << response.status();
 }
 
+// A complete chunked response with no Content-Length: the body, encoded by
+// hand in chunks of `chunk` bytes, goes out as the replica's raw body.
+ReplicaResponse Chunked(const std::string& body, size_t chunk) {
+  std::string encoded;
+  for (size_t at = 0; at < body.size(); at += chunk) {
+    const std::string piece = body.substr(at, chunk);
+    absl::StrAppend(&encoded, absl::Hex(piece.size()), "\r\n", piece, "\r\n");
+  }
+  absl::StrAppend(&encoded, "0\r\n\r\n");
+  ReplicaResponse response = Answer(encoded);
+  response.headers = {{"Transfer-Encoding", "chunked"}};
+  return response;
+}
+
 class EngineHttpTest : public EngineFixture {
  protected:
   void ExpectEveryReplicaSawTheClientGo() {
@@ -107,9 +121,10 @@ TEST_F(EngineHttpTest, BodyOfExactlyTheLimitIsAccepted) {
   ReplicaResponse dripped = Faulty(Fault::kDrip, body);
   dripped.drip_bytes = 64;  // arrives in many writes
   StartReplicas({Route({{"/whole", Always(Answer(body))},
-                        {"/dripped", Always(dripped)}})});
+                        {"/dripped", Always(dripped)},
+                        {"/chunked", Always(Chunked(body, 64))}})});
   StartEngine(HttpConfig());
-  for (const char* target : {"/whole", "/dripped"}) {
+  for (const char* target : {"/whole", "/dripped", "/chunked"}) {
     absl::StatusOr<hedge::EngineResponse> response = Read(target);
     ASSERT_TRUE(response.ok()) << target << ": " << response.status();
     EXPECT_EQ(response->body, body) << target;
@@ -121,12 +136,37 @@ TEST_F(EngineHttpTest, BodyOneByteOverTheLimitIsRejected) {
   ReplicaResponse dripped = Faulty(Fault::kDrip, body);
   dripped.drip_bytes = 64;
   StartReplicas({Route({{"/whole", Always(Answer(body))},
-                        {"/dripped", Always(dripped)}})});
+                        {"/dripped", Always(dripped)},
+                        {"/chunked", Always(Chunked(body, 64))}})});
   StartEngine(HttpConfig());
-  for (const char* target : {"/whole", "/dripped"}) {
+  for (const char* target : {"/whole", "/dripped", "/chunked"}) {
     SCOPED_TRACE(target);
     ExpectTooLarge(Read(target));
   }
+}
+
+// 304 and 204 responses have no body whatever Content-Length says (RFC 9110
+// section 8.6: a 304 may carry the length the 200 would have had).
+TEST_F(EngineHttpTest, BodylessStatusIsNotJudgedByItsContentLength) {
+  const std::string over_limit = absl::StrCat(kLimit * 5);
+  ReplicaResponse not_modified = Answer("", absl::ZeroDuration(), 304);
+  not_modified.headers = {{"Content-Length", over_limit}, {"ETag", "\"v1\""}};
+  ReplicaResponse no_content = Answer("", absl::ZeroDuration(), 204);
+  no_content.headers = {{"Content-Length", over_limit}};
+  StartReplicas(
+      {Route({{"/304", Always(not_modified)}, {"/204", Always(no_content)}})});
+  StartEngine(HttpConfig());
+  hedge::EngineRead conditional = Get("/304");
+  conditional.headers = {{"If-None-Match", "\"v1\""}};
+  absl::StatusOr<hedge::EngineResponse> response = Read(std::move(conditional));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 304);
+  EXPECT_EQ(response->body, "");
+  EXPECT_TRUE(HasHeader(*response, "ETag"));
+  absl::StatusOr<hedge::EngineResponse> empty = Read("/204");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->status, 204);
+  EXPECT_EQ(engine_->Snapshot().backend_failures, 0u);
 }
 
 TEST_F(EngineHttpTest, AcceptEncodingIdentityUnlessTheCallerSetOne) {
@@ -134,7 +174,7 @@ TEST_F(EngineHttpTest, AcceptEncodingIdentityUnlessTheCallerSetOne) {
   StartEngine(HttpConfig());
   ASSERT_TRUE(Read("/plain").ok());
   hedge::EngineRead read = Get("/gzip");
-  read.headers = {{"Accept-Encoding", "gzip"}};
+  read.headers = {{"accept-encoding", "gzip"}};
   ASSERT_TRUE(Read(std::move(read)).ok());
   const std::vector<ReplicaRequest> requests = replicas_[0]->requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -201,6 +241,15 @@ TEST_F(EngineHttpTest, HopByHopResponseHeadersAreStripped) {
   EXPECT_TRUE(HasHeader(*result, "Content-Length"));
 }
 
+TEST_F(EngineHttpTest, TransferEncodingIsDecodedAndStripped) {
+  StartReplicas({Always(Chunked("hello, chunked world", 5))});
+  StartEngine(HttpConfig());
+  absl::StatusOr<hedge::EngineResponse> result = Read("/c");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->body, "hello, chunked world");
+  EXPECT_FALSE(HasHeader(*result, "Transfer-Encoding"));
+}
+
 // Sets proxy variables for the test's duration, restoring them after.
 class ScopedProxyEnvironment {
  public:
@@ -225,8 +274,8 @@ class ScopedProxyEnvironment {
 
   void Set(const char* name, const char* value) {
     const char* old = getenv(name);
-    saved_.emplace_back(name, old == nullptr ? std::nullopt
-                                             : std::optional<std::string>(old));
+    saved_.emplace_back(
+        name, old == nullptr ? std::nullopt : std::optional<std::string>(old));
     if (value == nullptr) {
       unsetenv(name);
     } else {
@@ -288,7 +337,7 @@ TEST_F(EngineHttpTest, FailureMessagesCarryNoTransportDetail) {
   const int refused_port = std::stoi(refused.substr(refused.rfind(':') + 1));
   const std::vector<int> ports = {replicas_[0]->port(), refused_port};
   hedge::EngineConfig config = HttpConfig();
-  config.timeout = absl::Milliseconds(200);  // for /hang
+  config.timeout = absl::Milliseconds(200);              // for /hang
   config.upstreams[0].circuit.failure_threshold = 1000;  // keep trying both
   StartEngineWithUrls(config, {replicas_[0]->url(), refused});
   struct Case {
@@ -414,7 +463,8 @@ TEST_P(EngineFaultTest, FaultyResponseFallsBackToTheHealthyReplica) {
   EXPECT_EQ(stats.fallbacks, 1u);
   EXPECT_EQ(stats.backend_failures, 1u);
   for (const hedge::ReplicaSnapshot& replica : stats.replicas) {
-    EXPECT_EQ(replica.failures, replica.url == response->trace.replica ? 0u : 1u)
+    EXPECT_EQ(replica.failures,
+              replica.url == response->trace.replica ? 0u : 1u)
         << replica.url;
   }
 }

@@ -22,7 +22,7 @@ using Fault = ReplicaResponse::Fault;
 
 struct Submitted {
   uint64_t id = 0;
-  std::unique_ptr<PendingRead> pending = std::make_unique<PendingRead>();
+  PendingRead* pending = nullptr;  // owned by the fixture
 };
 
 class EngineLimitsTest : public EngineFixture {
@@ -31,8 +31,9 @@ class EngineLimitsTest : public EngineFixture {
   std::vector<Submitted> SubmitMany(int n, const std::string& prefix) {
     std::vector<Submitted> reads(n);
     for (int i = 0; i < n; ++i) {
-      reads[i].id = Submit(Get(absl::StrCat(prefix, "?i=", i)),
-                           *reads[i].pending);
+      reads[i].pending = &NewPendingRead();
+      reads[i].id =
+          Submit(Get(absl::StrCat(prefix, "?i=", i)), *reads[i].pending);
     }
     return reads;
   }
@@ -85,7 +86,7 @@ TEST_F(EngineLimitsTest, MaxRequestsRefusesAtOnceWithoutQueueing) {
   StartEngine(config);
   std::vector<Submitted> held = SubmitMany(4, "/held");
 
-  PendingRead refused;
+  PendingRead& refused = NewPendingRead();
   const absl::Time start = hedge::SteadyClock().Now();
   absl::StatusOr<uint64_t> id =
       engine_->Submit(Get("/refused"), refused.Callback());
@@ -196,10 +197,10 @@ TEST_F(EngineLimitsTest, HedgeBudgetBoundsExtraAttemptsWhenAllSlow) {
 TEST_F(EngineLimitsTest, PermitsAreReleasedExactlyOnceWhateverTheOutcome) {
   const Handler script = Route({
       {"/ok", Always(Answer("ok"))},
-      {"/hedged", PerAttempt({Answer("slow", absl::Seconds(3)),
-                              Answer("fast")})},
-      {"/fallback", PerAttempt({Answer("busy", absl::ZeroDuration(), 503),
-                                Answer("ok")})},
+      {"/hedged",
+       PerAttempt({Answer("slow", absl::Seconds(3)), Answer("fast")})},
+      {"/fallback",
+       PerAttempt({Answer("busy", absl::ZeroDuration(), 503), Answer("ok")})},
       {"/both5xx", Always(Answer("busy", absl::ZeroDuration(), 503))},
       {"/transport", Always(Faulty(Fault::kResetAtOnce))},
       {"/toolarge", Always(Faulty(Fault::kHugeContentLength))},
@@ -241,7 +242,7 @@ TEST_F(EngineLimitsTest, PermitsAreReleasedExactlyOnceWhateverTheOutcome) {
     if (c.code == absl::StatusCode::kCancelled) {
       const int64_t before0 = replicas_[0]->requests_received();
       const int64_t before1 = replicas_[1]->requests_received();
-      PendingRead pending;
+      PendingRead& pending = NewPendingRead();
       const uint64_t id = Submit(std::move(read), pending);
       ASSERT_TRUE(replicas_[0]->WaitForRequests(before0 + 1, absl::Seconds(2)));
       ASSERT_TRUE(replicas_[1]->WaitForRequests(before1 + 1, absl::Seconds(2)));
@@ -264,6 +265,98 @@ TEST_F(EngineLimitsTest, PermitsAreReleasedExactlyOnceWhateverTheOutcome) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.rejected_overloaded, 0u);
   EXPECT_EQ(stats.skipped_no_capacity, 0u);
+
+  // Nor was any released twice: one read in flight still fills the limit.
+  PendingRead& held = NewPendingRead();
+  const uint64_t held_id = Submit(Get("/cancel?held"), held);
+  absl::StatusOr<uint64_t> second =
+      engine_->Submit(Get("/ok?second"), NewPendingRead().Callback());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted)
+      << second.status();
+  engine_->Cancel(held_id);
+  EXPECT_EQ(held.Wait().status().code(), absl::StatusCode::kCancelled);
+  ExpectIdle();
+}
+
+TEST_F(EngineLimitsTest, UnknownUpstreamIsRefusedAtOnce) {
+  StartReplicas({Always(Answer("ok"))});
+  StartEngine();
+  hedge::EngineRead read = Get("/x");
+  read.upstream = "elsewhere";
+  absl::StatusOr<uint64_t> id =
+      engine_->Submit(std::move(read), NewPendingRead().Callback());
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kNotFound) << id.status();
+  EXPECT_EQ(engine_->Snapshot().requests, 0u);
+  EXPECT_EQ(TotalRequests(), 0);
+}
+
+// Every way a read can end, all at once and over the limits: each admitted
+// read completes exactly once (PendingRead checks), and nothing stays held.
+TEST_F(EngineLimitsTest, ConcurrentMixedOutcomesLeaveNothingBehind) {
+  const Handler script = Route({
+      {"/ok", Always(Answer("ok"))},
+      {"/hedged",
+       PerAttempt({Answer("slow", absl::Milliseconds(300)), Answer("fast")})},
+      {"/fallback",
+       PerAttempt({Answer("busy", absl::ZeroDuration(), 503), Answer("ok")})},
+      {"/5xx", Always(Answer("busy", absl::ZeroDuration(), 503))},
+      {"/reset", Always(Faulty(Fault::kResetAtOnce))},
+      {"/cut", Always(Faulty(Fault::kCloseMidBody, "0123456789"))},
+      {"/huge", Always(Faulty(Fault::kHugeContentLength))},
+      {"/streamed", Always(Streaming())},
+      {"/hang", Always(Hang())},
+  });
+  StartReplicas({script, script, script});
+  hedge::EngineConfig config = DefaultConfig();
+  config.admission = hedge::AdmissionConfig{96, 64};
+  config.upstreams[0].circuit.failure_threshold = 1'000'000;
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0.5, 10};
+  config.max_response_bytes = 1000;
+  config.timeout = absl::Milliseconds(400);
+  StartEngine(config);
+
+  const char* const kinds[] = {"/ok",  "/hedged", "/fallback", "/5xx", "/reset",
+                               "/cut", "/huge",   "/streamed", "/hang"};
+  constexpr int kReads = 270;
+  std::vector<Submitted> admitted;
+  int refused = 0;
+  for (int i = 0; i < kReads; ++i) {
+    Submitted read;
+    read.pending = &NewPendingRead();
+    absl::StatusOr<uint64_t> id = engine_->Submit(
+        Get(absl::StrCat(kinds[i % 9], "?i=", i)), read.pending->Callback());
+    if (!id.ok()) {
+      EXPECT_EQ(id.status().code(), absl::StatusCode::kResourceExhausted);
+      ++refused;
+      continue;
+    }
+    read.id = *id;
+    admitted.push_back(read);
+    if (i % 7 == 0) engine_->Cancel(read.id);  // some at once
+  }
+  for (size_t i = 0; i < admitted.size(); i += 5) {
+    engine_->Cancel(admitted[i].id);  // some later, some after completion
+  }
+  for (Submitted& read : admitted) {
+    EXPECT_NE(read.pending->Wait().status().code(), absl::StatusCode::kUnknown);
+  }
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.requests, admitted.size());
+  EXPECT_EQ(stats.rejected_overloaded, static_cast<uint64_t>(refused));
+  EXPECT_LE(static_cast<double>(stats.hedges),
+            10 + 0.5 * static_cast<double>(stats.requests));
+  ExpectIdle();
+  // The engine still serves, with every permit back.
+  for (const auto& replica : replicas_) {
+    replica->SetHandler(Always(Answer("after")));
+  }
+  std::vector<Submitted> again = SubmitMany(64, "/again");
+  for (Submitted& read : again) {
+    const absl::StatusOr<hedge::EngineResponse>& result = read.pending->Wait();
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->body, "after");
+  }
+  ExpectIdle();
 }
 
 }  // namespace
