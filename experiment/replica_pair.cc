@@ -28,11 +28,14 @@ testing::Handler WorkloadHandler(StragglerMix mix, ReplicaName replica) {
 
 absl::StatusOr<std::unique_ptr<ReplicaPair>> ReplicaPair::Start(
     StragglerMix mix) {
+  // Long runs would otherwise keep every request in memory.
+  testing::ReplicaOptions options;
+  options.record_requests = false;
   absl::StatusOr<std::unique_ptr<testing::Replica>> a =
-      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kA));
+      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kA), options);
   if (!a.ok()) return a.status();
   absl::StatusOr<std::unique_ptr<testing::Replica>> b =
-      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kB));
+      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kB), options);
   if (!b.ok()) return b.status();
   return std::unique_ptr<ReplicaPair>(
       new ReplicaPair(*std::move(a), *std::move(b)));

@@ -74,7 +74,9 @@ class CostMeter {
 std::unique_ptr<testing::Replica> StartReplica() {
   testing::ReplicaResponse response;
   response.body = "replicated-value";
-  auto replica = testing::Replica::Start(testing::Always(response));
+  testing::ReplicaOptions options;
+  options.record_requests = false;
+  auto replica = testing::Replica::Start(testing::Always(response), options);
   if (!replica.ok()) std::abort();
   return std::move(*replica);
 }

@@ -300,12 +300,19 @@ void FetchWithDefaultCurl(const std::string& url) {
   curl_easy_cleanup(easy);
 }
 
-TEST_F(EngineHttpTest, NoProxyIsTakenFromTheEnvironment) {
+// The proxy variables outlive the engine (members go after TearDown), so
+// libcurl never reads the environment while it is being restored.
+class EngineProxyTest : public EngineHttpTest {
+ protected:
+  std::optional<ScopedProxyEnvironment> environment_;
+};
+
+TEST_F(EngineProxyTest, NoProxyIsTakenFromTheEnvironment) {
   absl::StatusOr<std::unique_ptr<Replica>> proxy =
       Replica::Start(Always(Answer("from the proxy")));
   ASSERT_TRUE(proxy.ok()) << proxy.status();
+  environment_.emplace((*proxy)->url());
   StartReplicas({Always(Answer("direct"))});
-  ScopedProxyEnvironment environment((*proxy)->url());
 
   FetchWithDefaultCurl(replicas_[0]->url() + "/control");
   ASSERT_EQ((*proxy)->requests_received(), 1)
