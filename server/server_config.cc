@@ -9,6 +9,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
@@ -109,8 +110,11 @@ class FlagReader {
   void CheckNamed(const absl::Status& status) {
     if (status.ok()) return;
     const absl::string_view message = status.message();
+    // "name problem" or "name: problem".
     const size_t space = message.find(' ');
-    Fail(message.substr(0, space), message.substr(space + 1));
+    absl::string_view name = message.substr(0, space);
+    if (absl::EndsWith(name, ":")) name.remove_suffix(1);
+    Fail(name, message.substr(space + 1));
   }
 
   void Fail(absl::string_view flag, absl::string_view problem) {
@@ -240,6 +244,9 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
 
   if (!reader.status().ok()) return reader.status();
   engine.upstreams.push_back(std::move(upstream));
+  // What only the engine knows, e.g. whether this libcurl can do h2c.
+  reader.CheckNamed(hedge::ValidateEngineConfig(engine));
+  if (!reader.status().ok()) return reader.status();
   return config;
 }
 

@@ -1,5 +1,7 @@
 #include "server/server_config.h"
 
+#include <curl/curl.h>
+
 #include <string>
 
 #include "absl/flags/declare.h"
@@ -72,6 +74,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   flags.failure_threshold = "3";
   flags.cooldown = "500ms";
   flags.drain_timeout = "0s";
+  flags.backends = "https://127.0.0.1:8001,https://127.0.0.1:8002";
   flags.backend_http2 = true;
   flags.ca_file = "/dev/null";
   flags.log_format = "json";
@@ -285,6 +288,18 @@ TEST(ServerConfigTest, LogFormat) {
   EXPECT_EQ(ErrorOf(flags), "--log_format: want logfmt or json, got \"text\"");
 }
 
+TEST(ServerConfigTest, H2cNeedsALibcurlThatCanReuseIt) {
+  RawFlags flags = Valid();
+  flags.backend_http2 = true;
+  if (curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000) {
+    EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+    return;
+  }
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--backend_http2: HTTP/2 to an "
+                                               "http:// replica (h2c) needs"))
+      << ErrorOf(flags);
+}
+
 TEST(ServerConfigTest, ReportsTheFirstBadFlagOnly) {
   RawFlags flags = Valid();
   flags.hedge_fraction = "2";
@@ -293,7 +308,7 @@ TEST(ServerConfigTest, ReportsTheFirstBadFlagOnly) {
 }
 
 TEST(ServerConfigTest, ConfigFromFlagsReadsTheCommandLineFlags) {
-  absl::SetFlag(&FLAGS_backends, "http://127.0.0.1:1");
+  absl::SetFlag(&FLAGS_backends, "https://127.0.0.1:1");
   absl::SetFlag(&FLAGS_hedge_delay, "7ms");
   absl::SetFlag(&FLAGS_backend_http2, true);
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();

@@ -541,6 +541,25 @@ EngineSnapshot EngineImpl::Snapshot() const {
   return s;
 }
 
+// libcurl before 8.0.0 fails every transfer that reuses an h2c
+// prior-knowledge connection ("Error in the HTTP2 framing layer", fixed in
+// curl 8.0.0); with keep-alive that is every read but the first. HTTP/2 over
+// TLS (ALPN) is not affected.
+absl::Status CheckHttp2Support(const UpstreamConfig& upstream) {
+  if (upstream.http_version != HttpVersion::kHttp2) return absl::OkStatus();
+  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
+  if (curl->version_num >= 0x080000) return absl::OkStatus();
+  for (const ReplicaUrl& replica : upstream.replicas) {
+    if (replica.scheme == "http") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "backend_http2: HTTP/2 to an http:// replica (h2c) needs libcurl "
+          "8.0.0 or later (this is ",
+          curl->version, "); use https replicas or HTTP/1.1"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateEngineConfig(const EngineConfig& config) {
@@ -558,6 +577,7 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
     if (absl::Status s = ValidateCircuitConfig(upstream.circuit); !s.ok()) {
       return s;
     }
+    if (absl::Status s = CheckHttp2Support(upstream); !s.ok()) return s;
     if (upstream.hedge_delay <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError("hedge_delay: must be positive");
     }

@@ -17,6 +17,7 @@
 #include "server/testing/async_read.h"
 #include "server/testing/http_get.h"
 #include "server/testing/raw_grpc.h"
+#include "tests/e2e/tailgate_e2e_fixture.h"
 #include "tests/e2e/tailgate_process.h"
 #include "tests/replica/replica.h"
 
@@ -28,77 +29,6 @@ using ::tailgate::server::testing::HealthCheck;
 using ::tailgate::server::testing::HttpGet;
 using ::tailgate::server::testing::kNotServing;
 using ::tailgate::server::testing::kServing;
-
-constexpr absl::Duration kWait = absl::Seconds(10);
-
-std::string TailgateBinary() {
-  const char* runfiles = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(runfiles != nullptr ? runfiles : ".",
-                      "/tailgate/server/tailgate");
-}
-
-ReplicaResponse Body(std::string body, absl::Duration delay = {}) {
-  ReplicaResponse response;
-  response.body = std::move(body);
-  response.delay = delay;
-  return response;
-}
-
-class TailgateE2eTest : public ::testing::Test {
- protected:
-  Replica& AddReplica(Handler handler) {
-    absl::StatusOr<std::unique_ptr<Replica>> replica =
-        Replica::Start(std::move(handler));
-    EXPECT_TRUE(replica.ok()) << replica.status();
-    replicas_.push_back(*std::move(replica));
-    return *replicas_.back();
-  }
-
-  // Starts tailgate on every replica added so far.
-  void StartTailgate(std::vector<std::string> flags = {}) {
-    std::string backends = "--backends=";
-    for (const auto& replica : replicas_) {
-      absl::StrAppend(&backends, backends.back() == '=' ? "" : ",",
-                      replica->url());
-    }
-    flags.insert(flags.begin(), backends);
-    absl::StatusOr<std::unique_ptr<TailgateProcess>> process =
-        TailgateProcess::Start(TailgateBinary(), flags);
-    ASSERT_TRUE(process.ok()) << process.status();
-    tailgate_ = *std::move(process);
-    channel_ = grpc::CreateChannel(tailgate_->grpc_address(),
-                                   grpc::InsecureChannelCredentials());
-    reads_ = v1::HedgedRead::NewStub(channel_);
-    admin_ = v1::Admin::NewStub(grpc::CreateChannel(
-        tailgate_->admin_address(), grpc::InsecureChannelCredentials()));
-  }
-
-  grpc::Status Read(const v1::ReadRequest& request,
-                    v1::ReadResponse* response) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
-    return reads_->Read(&context, request, response);
-  }
-
-  grpc::Status Read(const std::string& path, v1::ReadResponse* response) {
-    v1::ReadRequest request;
-    request.set_path(path);
-    return Read(request, response);
-  }
-
-  v1::GetStatsResponse Stats() {
-    grpc::ClientContext context;
-    v1::GetStatsResponse stats;
-    EXPECT_TRUE(admin_->GetStats(&context, {}, &stats).ok());
-    return stats;
-  }
-
-  std::vector<std::unique_ptr<Replica>> replicas_;
-  std::unique_ptr<TailgateProcess> tailgate_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::HedgedRead::Stub> reads_;
-  std::unique_ptr<v1::Admin::Stub> admin_;
-};
 
 TEST_F(TailgateE2eTest, LogsStartAndEachBoundAddress) {
   AddReplica(Always(Body("ok")));
