@@ -104,8 +104,6 @@ void CurlLoop::Run() {
     }
   }
   callbacks_.OnStop();
-  // Transfers the callbacks left behind are not ours to free; make sure the
-  // multi handle no longer references them.
 }
 
 void CurlLoop::FireDueTimers() {

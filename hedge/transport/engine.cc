@@ -517,6 +517,9 @@ EngineSnapshot EngineImpl::Snapshot() const {
       load(counters_.skipped[static_cast<int>(SkipReason::kNoBudget)]);
   s.in_flight_requests = load(counters_.in_flight_requests);
   s.in_flight_attempts = load(counters_.in_flight_attempts);
+  s.loop_iterations = loop_.iterations();
+  s.timers_fired = loop_.timers_fired();
+  s.timer_lateness_total = loop_.total_timer_lateness();
   s.request_duration = counters_.request_duration.Snapshot();
   for (const auto& upstream : upstreams_) {
     s.hedge_credits += upstream->budget.credits();

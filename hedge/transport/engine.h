@@ -143,6 +143,10 @@ struct EngineSnapshot {
   int64_t in_flight_requests = 0;
   int64_t in_flight_attempts = 0;
   double hedge_credits = 0;  // summed over upstreams
+  // The loop's own cost: wake-ups, and how late its timers fired in total.
+  uint64_t loop_iterations = 0;
+  uint64_t timers_fired = 0;
+  absl::Duration timer_lateness_total;
   HistogramSnapshot request_duration;
   std::vector<ReplicaSnapshot> replicas;
 };

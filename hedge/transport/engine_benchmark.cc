@@ -71,6 +71,18 @@ class CostMeter {
   const uint64_t allocs_start_;
 };
 
+// Loop wake-ups per read and mean timer lateness (hedge and deadline timers).
+void ReportLoop(benchmark::State& state, const Engine& engine) {
+  const EngineSnapshot stats = engine.Snapshot();
+  state.counters["loop_wakeups"] =
+      static_cast<double>(stats.loop_iterations) / state.iterations();
+  if (stats.timers_fired > 0) {
+    state.counters["timer_late_us"] =
+        absl::ToDoubleMicroseconds(stats.timer_lateness_total) /
+        static_cast<double>(stats.timers_fired);
+  }
+}
+
 std::unique_ptr<testing::Replica> StartReplica() {
   testing::ReplicaResponse response;
   response.body = "replicated-value";
@@ -120,6 +132,7 @@ void BM_EngineSequential(benchmark::State& state) {
     if (!ok) state.SkipWithError("read failed");
   }
   meter.Report(state);
+  ReportLoop(state, *engine);
 }
 BENCHMARK(BM_EngineSequential)->UseRealTime();
 
@@ -157,6 +170,7 @@ void BM_EngineConcurrent(benchmark::State& state) {
     mu.Await(absl::Condition(&drained));
   }
   meter.Report(state);
+  ReportLoop(state, *engine);
   state.counters["reads_per_s"] =
       benchmark::Counter(state.iterations(), benchmark::Counter::kIsRate);
   if (failures > 0) state.SkipWithError("reads failed");
