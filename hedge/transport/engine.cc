@@ -91,6 +91,7 @@ struct AttemptSlot {
   Read* read = nullptr;
   int index = -1;
   absl::Time started;
+  bool in_multi = false;  // added to the multi handle and not removed yet
 };
 
 // One admitted read. Created by Submit, owned by the loop thread from the
@@ -217,7 +218,12 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void Execute(Read& read, const Actions& actions);
   // Returns false when the attempt could not be started.
   bool Launch(Read& read, const Action& action);
+  // Abort = Uncount + Detach + EndAttempt. A finishing read uncounts its
+  // losers before the caller hears back but detaches them (closing their
+  // connections) only afterwards, off the answer's path.
   void Abort(Read& read, int attempt);
+  void Uncount(Read& read, int attempt);
+  void Detach(AttemptSlot* slot);
   void Finish(Read& read, const Action& action);
   void EndAttempt(AttemptSlot* slot);
   absl::Status ErrorStatus(ReadError error) const;
@@ -287,7 +293,7 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   void* owner = nullptr;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, &owner);
   auto* slot = static_cast<AttemptSlot*>(owner);
-  loop_.RemoveTransfer(easy);
+  Detach(slot);
   Read& read = *slot->read;
   const AttemptOutcome outcome = slot->http.Classify(result);
   const absl::Time now = clock_.Now();
@@ -319,6 +325,10 @@ void EngineImpl::OnStop() {
 }
 
 void EngineImpl::Execute(Read& read, const Actions& actions) {
+  const bool finishing =
+      std::any_of(actions.begin(), actions.end(), [](const Action& action) {
+        return action.type == Action::Type::kFinish;
+      });
   int failed_launch = -1;
   for (const Action& action : actions) {
     switch (action.type) {
@@ -329,7 +339,12 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
         loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
         break;
       case Action::Type::kCancel:
-        Abort(read, action.attempt);
+        // Finish aborts a finishing read's other attempts after answering.
+        if (finishing) {
+          Uncount(read, action.attempt);
+        } else {
+          Abort(read, action.attempt);
+        }
         break;
       case Action::Type::kExtraSkipped:
         counters_.skipped[static_cast<int>(action.skip)].fetch_add(
@@ -393,6 +408,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
     read.slots[action.attempt] = nullptr;
     return false;
   }
+  slot->in_multi = true;
   replica.in_flight.fetch_add(1, std::memory_order_relaxed);
   counters_.in_flight_attempts.fetch_add(1, std::memory_order_relaxed);
   return true;
@@ -401,15 +417,26 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
 void EngineImpl::Abort(Read& read, int attempt) {
   AttemptSlot* slot = read.slots[attempt];
   if (slot == nullptr) return;
-  // Removing an unfinished transfer closes its connection, so the replica
-  // sees the loser go away.
-  loop_.RemoveTransfer(slot->http.handle());
+  Uncount(read, attempt);
+  Detach(slot);
+  EndAttempt(slot);
+  read.slots[attempt] = nullptr;
+}
+
+void EngineImpl::Uncount(Read& read, int attempt) {
+  if (read.slots[attempt] == nullptr) return;
   ReplicaCounters& replica =
       read.upstream->counters[read.decision.replica(attempt)];
   replica.in_flight.fetch_sub(1, std::memory_order_relaxed);
   counters_.in_flight_attempts.fetch_sub(1, std::memory_order_relaxed);
-  EndAttempt(slot);
-  read.slots[attempt] = nullptr;
+}
+
+void EngineImpl::Detach(AttemptSlot* slot) {
+  if (!slot->in_multi) return;
+  slot->in_multi = false;
+  // Removing an unfinished transfer closes its connection, so the replica
+  // sees the loser go away.
+  loop_.RemoveTransfer(slot->http.handle());
 }
 
 void EngineImpl::EndAttempt(AttemptSlot* slot) {
@@ -472,10 +499,6 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     }
     result = ErrorStatus(action.error);
   }
-  // Finished attempts still hold their slot (in flight ones were cancelled).
-  for (AttemptSlot*& slot : read.slots) {
-    if (slot != nullptr) EndAttempt(std::exchange(slot, nullptr));
-  }
   counters_.request_duration.Record(now - read.admitted);
   counters_.in_flight_requests.fetch_sub(1, std::memory_order_relaxed);
 
@@ -485,8 +508,14 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   // reads sequentially is never refused by its own previous read.
   owned->permit.Release();
   ReadCallback done = std::move(owned->done);
-  owned.reset();
   done(std::move(result));
+  // Only now close the losers still transferring (already uncounted by
+  // Execute): the answer does not wait for their connections' teardown.
+  for (AttemptSlot*& slot : owned->slots) {
+    if (slot == nullptr) continue;
+    Detach(slot);
+    EndAttempt(std::exchange(slot, nullptr));
+  }
 }
 
 void EngineImpl::CompleteUnstarted(Read& read) {
