@@ -21,9 +21,10 @@ Action ArmHedgeTimer(absl::Time at) {
   return action;
 }
 
-Action Cancel(int attempt) {
+Action Cancel(int attempt, bool timed_out) {
   Action action{Action::Type::kCancel};
   action.attempt = attempt;
+  action.timed_out = timed_out;
   return action;
 }
 
@@ -140,7 +141,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   CircuitBreaker& breaker = policy_.picker->breaker(done.replica);
   if (outcome == AttemptOutcome::kSuccess) {
     breaker.OnSuccess(done.ticket, now);
-    CancelInFlight(out);
+    CancelInFlight(out, now);
     out.push_back(FinishWith(attempt));
     finished_ = true;
     return out;
@@ -154,18 +155,18 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   return out;
 }
 
-Actions ReadDecision::OnDeadline(absl::Time /*now*/) {
+Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
   Actions out;
   if (finished_) return out;
-  CancelInFlight(out);
+  CancelInFlight(out, now, source == DeadlineSource::kSidecarTimeout);
   FinishWithError(ReadError::kDeadlineExceeded, out);
   return out;
 }
 
-Actions ReadDecision::OnCancel(absl::Time /*now*/) {
+Actions ReadDecision::OnCancel(absl::Time now) {
   Actions out;
   if (finished_) return out;
-  CancelInFlight(out);
+  CancelInFlight(out, now);
   FinishWithError(ReadError::kCancelled, out);
   return out;
 }
@@ -203,14 +204,20 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   out.push_back(Launch(1, pick->replica, kind));
 }
 
-void ReadDecision::CancelInFlight(Actions& out) {
+void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
+                                  bool timed_out) {
   for (int i = 0; i < launched_; ++i) {
     Attempt& attempt = attempts_[i];
     if (!attempt.in_flight) continue;
     attempt.in_flight = false;
     attempt.permit.Release();
-    policy_.picker->breaker(attempt.replica).OnCancel(attempt.ticket);
-    out.push_back(Cancel(i));
+    CircuitBreaker& breaker = policy_.picker->breaker(attempt.replica);
+    if (timed_out) {
+      breaker.OnFailure(attempt.ticket, now);
+    } else {
+      breaker.OnCancel(attempt.ticket);
+    }
+    out.push_back(Cancel(i, timed_out));
   }
 }
 

@@ -25,8 +25,11 @@
 //  - Deadline and caller cancel cancel every attempt in flight and finish
 //    with kDeadlineExceeded / kCancelled.
 //  - Each attempt's outcome goes to its replica's breaker with its ticket;
-//    a cancelled attempt is neutral. Each attempt's permit is released when
-//    it ends, whichever way.
+//    a cancelled attempt is neutral, except one still in flight when the
+//    sidecar's own timeout runs out: that replica failed to answer in time
+//    and it counts as a failure (a hung replica must leave the rotation).
+//    A shorter deadline of the caller's is the caller's choice: neutral.
+//    Each attempt's permit is released when it ends, whichever way.
 //  - After kFinish, every event returns no actions.
 //
 // Thread safety: not thread-safe; one thread (the engine loop) drives it.
@@ -80,7 +83,8 @@ struct Action {
   enum class Type {
     kLaunch,         // start attempt `attempt` on `replica`, of `kind`
     kArmHedgeTimer,  // call OnHedgeTimer at `at`
-    kCancel,         // abort attempt `attempt` (its permit is released)
+    kCancel,         // abort attempt `attempt` (its permit is released);
+                     // `timed_out`: it failed by the sidecar's timeout
     kExtraSkipped,   // informational: no extra attempt, for `skip`
     kFinish,         // the read is over: see `attempt` / `error`
   };
@@ -92,6 +96,13 @@ struct Action {
   absl::Time at;                                  // kArmHedgeTimer
   SkipReason skip = SkipReason::kNoReplica;       // kExtraSkipped
   ReadError error = ReadError::kUpstreamFailure;  // kFinish, attempt == -1
+  bool timed_out = false;                         // kCancel
+};
+
+// Whose deadline ran out (see the rules above).
+enum class DeadlineSource {
+  kSidecarTimeout,  // the sidecar's --timeout: attempts in flight failed
+  kCaller,          // the caller's shorter deadline: neutral
 };
 
 using Actions = absl::InlinedVector<Action, 4>;
@@ -121,7 +132,7 @@ class ReadDecision {
   // REQUIRES: `attempt` was launched and neither finished nor cancelled,
   // unless the read has finished (then it is ignored).
   Actions OnAttemptDone(int attempt, AttemptOutcome outcome, absl::Time now);
-  Actions OnDeadline(absl::Time now);
+  Actions OnDeadline(absl::Time now, DeadlineSource source);
   Actions OnCancel(absl::Time now);
 
   bool finished() const { return finished_; }
@@ -140,7 +151,9 @@ class ReadDecision {
   };
 
   void TryLaunchExtra(AttemptKind kind, absl::Time now, Actions& out);
-  void CancelInFlight(Actions& out);
+  // `timed_out`: each attempt in flight failed (sidecar timeout) rather
+  // than being cancelled.
+  void CancelInFlight(Actions& out, absl::Time now, bool timed_out = false);
   void FinishWithError(ReadError error, Actions& out);
   void FinishAfterFailures(Actions& out);
   int InFlight() const;

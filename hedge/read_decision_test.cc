@@ -19,6 +19,7 @@ absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
 constexpr absl::Duration kDelay = absl::Milliseconds(25);
 
 // One line per action, e.g. "launch a1 r1 hedge", "arm +25ms", "cancel a0",
+// "timeout a0" (cancelled by the sidecar's timeout, counted as a failure),
 // "skip no_budget", "finish a1", "finish deadline_exceeded".
 std::string Describe(const Action& action) {
   switch (action.type) {
@@ -28,7 +29,8 @@ std::string Describe(const Action& action) {
     case Action::Type::kArmHedgeTimer:
       return absl::StrCat("arm +", absl::FormatDuration(action.at - kT0));
     case Action::Type::kCancel:
-      return absl::StrCat("cancel a", action.attempt);
+      return absl::StrCat(action.timed_out ? "timeout a" : "cancel a",
+                          action.attempt);
     case Action::Type::kExtraSkipped:
       return absl::StrCat("skip ", SkipReasonName(action.skip));
     case Action::Type::kFinish:
@@ -166,7 +168,7 @@ TEST_F(ReadDecisionTest, HedgeWinsAndThePrimaryIsCancelled) {
   // Late events after the finish do nothing.
   EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(40))),
             "");
-  EXPECT_EQ(Describe(read.OnDeadline(At(1000))), "");
+  EXPECT_EQ(Describe(read.OnDeadline(At(1000), DeadlineSource::kCaller)), "");
   EXPECT_EQ(Describe(read.OnCancel(At(1000))), "");
 }
 
@@ -314,15 +316,49 @@ TEST_F(ReadDecisionTest, DeadlineCancelsEveryAttempt) {
   ReadDecision& read = NewRead();
   read.Start(At(0));
   read.OnHedgeTimer(At(25));
-  EXPECT_EQ(Describe(read.OnDeadline(At(1000))),
+  EXPECT_EQ(Describe(read.OnDeadline(At(1000), DeadlineSource::kCaller)),
             "cancel a0, cancel a1, finish deadline_exceeded");
   EXPECT_EQ(attempts_in_use(), 0);
   EXPECT_EQ(Describe(read.OnHedgeTimer(At(1001))), "");
 
   ReadDecision& single = NewRead();
   single.Start(At(2000));
-  EXPECT_EQ(Describe(single.OnDeadline(At(2010))),
+  EXPECT_EQ(Describe(single.OnDeadline(At(2010), DeadlineSource::kCaller)),
             "cancel a0, finish deadline_exceeded");
+}
+
+TEST_F(ReadDecisionTest, CallerDeadlineIsNeutralForTheBreakers) {
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  EXPECT_EQ(Describe(read.OnDeadline(At(100), DeadlineSource::kCaller)),
+            "cancel a0, cancel a1, finish deadline_exceeded");
+  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 0);
+  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 0);
+}
+
+TEST_F(ReadDecisionTest, SidecarTimeoutFailsTheAttemptsStillInFlight) {
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  EXPECT_EQ(
+      Describe(read.OnDeadline(At(1000), DeadlineSource::kSidecarTimeout)),
+      "timeout a0, timeout a1, finish deadline_exceeded");
+  EXPECT_EQ(attempts_in_use(), 0);
+  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 1);
+  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 1);
+
+  // An attempt that already ended is not blamed twice: each breaker gets
+  // one more failure, the hedge's 5xx or the primary's timeout.
+  ReadDecision& second = NewRead();
+  second.Start(At(2000));
+  second.OnHedgeTimer(At(2025));
+  second.OnAttemptDone(1, AttemptOutcome::kServerError, At(2030));
+  EXPECT_EQ(
+      Describe(second.OnDeadline(At(3000), DeadlineSource::kSidecarTimeout)),
+      "timeout a0, finish deadline_exceeded");
+  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 2);
+  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 2);
 }
 
 TEST_F(ReadDecisionTest, DeadlineAfterOneFailureCancelsTheSurvivor) {
@@ -330,7 +366,7 @@ TEST_F(ReadDecisionTest, DeadlineAfterOneFailureCancelsTheSurvivor) {
   read.Start(At(0));
   read.OnHedgeTimer(At(25));
   read.OnAttemptDone(1, AttemptOutcome::kServerError, At(30));
-  EXPECT_EQ(Describe(read.OnDeadline(At(1000))),
+  EXPECT_EQ(Describe(read.OnDeadline(At(1000), DeadlineSource::kCaller)),
             "cancel a0, finish deadline_exceeded");
 }
 
@@ -462,7 +498,7 @@ TEST_F(ReadDecisionTest, AllCircuitsOpenIsNoReplica) {
   EXPECT_EQ(read.attempts_launched(), 0);
   EXPECT_EQ(attempts_in_use(), 0);
   EXPECT_EQ(Describe(read.OnHedgeTimer(At(35))), "");
-  EXPECT_EQ(Describe(read.OnDeadline(At(1000))), "");
+  EXPECT_EQ(Describe(read.OnDeadline(At(1000), DeadlineSource::kCaller)), "");
 }
 
 TEST_F(ReadDecisionTest, NoAttemptPermitIsOverloadedAndReleasesTheTicket) {
@@ -504,7 +540,7 @@ TEST_F(ReadDecisionTest, ExtraAttemptsStayWithinTheBudget) {
     ReadDecision& read = NewRead();
     read.Start(At(i));
     read.OnHedgeTimer(At(i + 25));
-    read.OnDeadline(At(i + 1000));
+    read.OnDeadline(At(i + 1000), DeadlineSource::kCaller);
   }
   int hedged = 0;
   for (const auto& read : reads_) hedged += read->attempts_launched() - 1;

@@ -99,7 +99,8 @@ struct AttemptSlot {
 struct Read {
   Read(uint64_t id, Upstream* upstream, EngineRead request, ReadCallback done,
        Permit permit, AdmissionLimits* limits, absl::Time admitted,
-       absl::Time deadline, absl::Duration hedge_delay)
+       absl::Time deadline, DeadlineSource deadline_source,
+       absl::Duration hedge_delay)
       : id(id),
         upstream(upstream),
         request(std::move(request)),
@@ -107,6 +108,7 @@ struct Read {
         permit(std::move(permit)),
         admitted(admitted),
         deadline(deadline),
+        deadline_source(deadline_source),
         decision(ReadPolicy{upstream->picker.get(), &upstream->budget, limits},
                  ReadOptions{this->request.hedge_disabled, hedge_delay}) {}
 
@@ -117,6 +119,7 @@ struct Read {
   Permit permit;  // the max_requests slot
   const absl::Time admitted;
   const absl::Time deadline;
+  const DeadlineSource deadline_source;  // whose deadline `deadline` is
   ReadDecision decision;
   std::array<AttemptSlot*, kMaxAttempts> slots{};
 };
@@ -166,7 +169,15 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
           absl::StrCat(kOverloadedMessage, "=", limits_.requests().capacity()));
     }
     const absl::Time now = clock_.Now();
-    const absl::Time deadline = std::min(request.deadline, now + config_.timeout);
+    const absl::Time timeout_deadline = now + config_.timeout;
+    const absl::Time deadline = std::min(request.deadline, timeout_deadline);
+    // The server may have capped the caller's deadline at --timeout itself,
+    // a few microseconds earlier on this clock: a caller deadline within a
+    // millisecond of the sidecar's own counts as the sidecar's.
+    const DeadlineSource deadline_source =
+        request.deadline < timeout_deadline - absl::Milliseconds(1)
+            ? DeadlineSource::kCaller
+            : DeadlineSource::kSidecarTimeout;
     const absl::Duration hedge_delay =
         upstream->delay->DelayFor(request.hedge_delay);
     upstream->budget.OnAdmission();
@@ -176,7 +187,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
     const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
     auto read = std::make_unique<Read>(id, upstream, std::move(request),
                                        std::move(done), std::move(*permit),
-                                       &limits_, now, deadline, hedge_delay);
+                                       &limits_, now, deadline,
+                                       deadline_source, hedge_delay);
     bool wake;
     {
       std::lock_guard<std::mutex> lock(inbox_mu_);
@@ -223,6 +235,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // connections) only afterwards, off the answer's path.
   void Abort(Read& read, int attempt);
   void Uncount(Read& read, int attempt);
+  // A replica failure seen by the engine itself (not by OnTransferDone).
+  void CountFailure(Read& read, int attempt);
   void Detach(AttemptSlot* slot);
   void Finish(Read& read, const Action& action);
   void EndAttempt(AttemptSlot* slot);
@@ -283,7 +297,7 @@ void EngineImpl::OnTimer(uint64_t key) {
   Read& read = *it->second;
   const absl::Time now = clock_.Now();
   if (static_cast<TimerKind>(key & 1) == TimerKind::kDeadline) {
-    Execute(read, read.decision.OnDeadline(now));
+    Execute(read, read.decision.OnDeadline(now, read.deadline_source));
   } else {
     Execute(read, read.decision.OnHedgeTimer(now));
   }
@@ -339,6 +353,7 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
         loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
         break;
       case Action::Type::kCancel:
+        if (action.timed_out) CountFailure(read, action.attempt);
         // Finish aborts a finishing read's other attempts after answering.
         if (finishing) {
           Uncount(read, action.attempt);
@@ -429,6 +444,12 @@ void EngineImpl::Uncount(Read& read, int attempt) {
       read.upstream->counters[read.decision.replica(attempt)];
   replica.in_flight.fetch_sub(1, std::memory_order_relaxed);
   counters_.in_flight_attempts.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void EngineImpl::CountFailure(Read& read, int attempt) {
+  read.upstream->counters[read.decision.replica(attempt)].failures.fetch_add(
+      1, std::memory_order_relaxed);
+  counters_.backend_failures.fetch_add(1, std::memory_order_relaxed);
 }
 
 void EngineImpl::Detach(AttemptSlot* slot) {

@@ -8,9 +8,11 @@
 
 #include <cerrno>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 extern char** environ;
 
@@ -19,17 +21,42 @@ namespace {
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(20);
 
+absl::string_view NameOf(absl::string_view entry) {
+  return entry.substr(0, entry.find('='));
+}
+
+// `environ` with the variables that `overrides` names replaced by theirs.
+std::vector<std::string> ChildEnvironment(
+    const std::vector<std::string>& overrides) {
+  absl::flat_hash_set<absl::string_view> replaced;
+  for (const std::string& entry : overrides) replaced.insert(NameOf(entry));
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!replaced.contains(NameOf(*entry))) environment.emplace_back(*entry);
+  }
+  environment.insert(environment.end(), overrides.begin(), overrides.end());
+  return environment;
+}
+
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TailgateProcess>> TailgateProcess::Start(
-    const std::string& binary, const std::vector<std::string>& flags) {
+    const std::string& binary, const std::vector<std::string>& flags,
+    const std::vector<std::string>& environment) {
   std::vector<std::string> args = {binary, "--listen=127.0.0.1:0",
                                    "--admin=127.0.0.1:0",
                                    "--metrics_listen=127.0.0.1:0"};
   args.insert(args.end(), flags.begin(), flags.end());
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = NullTerminated(args);
+  std::vector<std::string> env = ChildEnvironment(environment);
+  std::vector<char*> envp = NullTerminated(env);
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
@@ -48,8 +75,8 @@ absl::StatusOr<std::unique_ptr<TailgateProcess>> TailgateProcess::Start(
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int error =
-      posix_spawn(&pid, binary.c_str(), &actions, &attr, argv.data(), environ);
+  const int error = posix_spawn(&pid, binary.c_str(), &actions, &attr,
+                                argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);

@@ -36,9 +36,12 @@ namespace tailgate::testing {
 class TailgateProcess {
  public:
   // `binary` is the path to tailgate; `flags` are added after the
-  // listener flags, so they may override them.
+  // listener flags, so they may override them. The child inherits this
+  // process's environment, except that each "NAME=value" in `environment`
+  // replaces any inherited NAME (e.g. {"http_proxy=http://127.0.0.1:9"}).
   static absl::StatusOr<std::unique_ptr<TailgateProcess>> Start(
-      const std::string& binary, const std::vector<std::string>& flags);
+      const std::string& binary, const std::vector<std::string>& flags,
+      const std::vector<std::string>& environment = {});
 
   ~TailgateProcess();
   TailgateProcess(const TailgateProcess&) = delete;

@@ -36,10 +36,44 @@ TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.attempts, 2u);
   EXPECT_EQ(stats.timeouts, 1u);
-  EXPECT_EQ(stats.backend_failures, 0u);  // a timeout is not the replica's
+  // The sidecar's own timeout ran out: both replicas failed to answer.
+  EXPECT_EQ(stats.backend_failures, 2u);
   ExpectIdle();
   ExpectNoTransportDetail(response.status(),
                           {replicas_[0]->port(), replicas_[1]->port()});
+}
+
+TEST_F(EngineDeadlineTest, HungReplicaLeavesTheRotationAfterTimeouts) {
+  StartReplicas({Always(Hang()), Always(Answer("healthy"))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.timeout = absl::Milliseconds(100);
+  config.upstreams[0].budget = {0, 0};  // no extra attempts at all
+  config.upstreams[0].circuit = {2, absl::Seconds(30)};
+  StartEngine(config);
+  // Primaries alternate: reads 0 and 2 start on the hung replica and time
+  // out, which opens its circuit (threshold 2); read 1 and every read after
+  // that are served by the healthy one.
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+    if (i % 2 == 0) {
+      EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
+          << response.status();
+    } else {
+      ASSERT_TRUE(response.ok()) << response.status();
+    }
+  }
+  hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.replicas[0].failures, 2u);
+  EXPECT_EQ(stats.replicas[0].circuit.state, hedge::CircuitState::kOpen);
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "healthy");
+  }
+  stats = engine_->Snapshot();
+  EXPECT_EQ(stats.replicas[0].attempts_primary, 2u);
+  EXPECT_EQ(stats.replicas[1].attempts_primary, 5u);
+  ExpectIdle();
 }
 
 TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
@@ -55,6 +89,8 @@ TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
   EXPECT_GE(last_latency_, absl::Milliseconds(150));
   EXPECT_LT(last_latency_, absl::Seconds(1));
   ExpectBothReplicasSawTheClientGo();
+  // The caller's own deadline says nothing about the replicas.
+  EXPECT_EQ(engine_->Snapshot().backend_failures, 0u);
   ExpectIdle();
 }
 
