@@ -20,14 +20,15 @@ constexpr int64_t kMaxRate = 1'000'000;
 constexpr int kMaxConcurrency = 1024;
 constexpr absl::Duration kMinDuration = absl::Milliseconds(100);
 constexpr absl::Duration kMaxDuration = absl::Hours(1);
+constexpr absl::Duration kMinReplicaPhase = absl::Milliseconds(10);
+constexpr absl::Duration kMaxReplicaPhase = absl::Minutes(1);
 // Scheduled sends per open-loop point: bounds the generator's memory.
 constexpr double kMaxSendsPerPoint = 20'000'000;
 
 constexpr std::pair<const char*, Scenario> kScenarios[] = {
-    {"seed", Scenario::kSeed},
-    {"correlated", Scenario::kCorrelated},
-    {"open_loop", Scenario::kOpenLoop},
-    {"throughput", Scenario::kThroughput},
+    {"seed", Scenario::kSeed},          {"correlated", Scenario::kCorrelated},
+    {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
+    {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
 };
 
 absl::Status Invalid(absl::string_view flag, absl::string_view message) {
@@ -50,6 +51,35 @@ absl::StatusOr<int64_t> ParseInteger(absl::string_view flag,
   return value;
 }
 
+absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
+                                                 const std::string& text,
+                                                 absl::Duration min,
+                                                 absl::Duration max) {
+  absl::Duration value;
+  if (!absl::ParseDuration(text, &value)) {
+    return Invalid(
+        flag, absl::StrCat("want a duration such as 5s, got \"", text, "\""));
+  }
+  if (value < min || value > max) {
+    return Invalid(flag,
+                   absl::StrCat("must be in [", absl::FormatDuration(min), ", ",
+                                absl::FormatDuration(max), "], got ", text));
+  }
+  return value;
+}
+
+// Parses `text` into `out`, unless it is empty (the flag was not given).
+absl::Status ParseGivenDuration(absl::string_view flag, const std::string& text,
+                                absl::Duration min, absl::Duration max,
+                                absl::Duration& out) {
+  if (text.empty()) return absl::OkStatus();
+  absl::StatusOr<absl::Duration> value =
+      ParseDurationFlag(flag, text, min, max);
+  if (!value.ok()) return value.status();
+  out = *value;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<double> ParseRate(absl::string_view flag,
                                  absl::string_view text) {
   double value = 0;
@@ -64,7 +94,7 @@ absl::StatusOr<double> ParseRate(absl::string_view flag,
   return value;
 }
 
-absl::StatusOr<std::vector<double>> ParseRates(const std::string& text) {
+absl::StatusOr<std::vector<double>> ParseRateList(const std::string& text) {
   std::vector<double> rates;
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     absl::StatusOr<double> rate = ParseRate("sweep_rates", item);
@@ -103,15 +133,21 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool straggler =
       scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
   const bool open_loop = scenario == Scenario::kOpenLoop;
+  const bool paced = open_loop || scenario == Scenario::kChaos ||
+                     scenario == Scenario::kOverload;
+  const bool chaos = scenario == Scenario::kChaos;
   const bool throughput = scenario == Scenario::kThroughput;
   absl::Status status = RejectUnused(
-      scenario, {{"requests", !straggler && !flags.requests.empty()},
-                 {"rate", !open_loop && !flags.rate.empty()},
-                 {"sweep", !open_loop && flags.sweep},
-                 {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
-                 {"duration", straggler && !flags.duration.empty()},
-                 {"concurrency", !throughput && !flags.concurrency.empty()},
-                 {"plot_dir", throughput && !flags.plot_dir.empty()}});
+      scenario,
+      {{"requests", !straggler && !flags.requests.empty()},
+       {"rate", !paced && !flags.rate.empty()},
+       {"sweep", !open_loop && flags.sweep},
+       {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
+       {"duration", straggler && !flags.duration.empty()},
+       {"concurrency", !throughput && !flags.concurrency.empty()},
+       {"replica_down", !chaos && !flags.replica_down.empty()},
+       {"replica_up", !chaos && !flags.replica_up.empty()},
+       {"plot_dir", !straggler && !open_loop && !flags.plot_dir.empty()}});
   if (!status.ok()) return status;
   if (flags.sweep && !flags.rate.empty()) {
     return Invalid("rate",
@@ -124,18 +160,34 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   return absl::OkStatus();
 }
 
-absl::Status ParseOpenLoop(const RawFlags& flags, ExperimentConfig& config) {
+// The offered load of a scenario that sends at a fixed rate, when --rate is
+// not given.
+double DefaultRate(Scenario scenario) {
+  switch (scenario) {
+    case Scenario::kChaos:
+      return kDefaultChaosRate;
+    case Scenario::kOverload:
+      return kDefaultOverloadRate;
+    default:
+      return kDefaultRate;
+  }
+}
+
+// --rate or --sweep[_rates], and whether each schedules a sane number of
+// reads over config.duration.
+absl::Status ParseRates(const RawFlags& flags, ExperimentConfig& config) {
   if (flags.sweep) {
     if (flags.sweep_rates.empty()) {
       config.rates.assign(std::begin(kDefaultSweepRates),
                           std::end(kDefaultSweepRates));
     } else {
-      absl::StatusOr<std::vector<double>> rates = ParseRates(flags.sweep_rates);
+      absl::StatusOr<std::vector<double>> rates =
+          ParseRateList(flags.sweep_rates);
       if (!rates.ok()) return rates.status();
       config.rates = *std::move(rates);
     }
   } else if (flags.rate.empty()) {
-    config.rates = {kDefaultRate};
+    config.rates = {DefaultRate(config.scenario)};
   } else {
     absl::StatusOr<double> rate = ParseRate("rate", flags.rate);
     if (!rate.ok()) return rate.status();
@@ -157,6 +209,41 @@ absl::Status ParseOpenLoop(const RawFlags& flags, ExperimentConfig& config) {
     }
   }
   return absl::OkStatus();
+}
+
+// --replica_down and --replica_up. A first kill comes after one up phase,
+// so that phase must end within the run.
+absl::Status ParseChaos(const RawFlags& flags, ExperimentConfig& config) {
+  absl::Status status =
+      ParseGivenDuration("replica_down", flags.replica_down, kMinReplicaPhase,
+                         kMaxReplicaPhase, config.replica_down);
+  if (!status.ok()) return status;
+  status = ParseGivenDuration("replica_up", flags.replica_up, kMinReplicaPhase,
+                              kMaxReplicaPhase, config.replica_up);
+  if (!status.ok()) return status;
+  if (config.replica_up >= config.duration) {
+    return Invalid("replica_up",
+                   absl::StrCat("must be shorter than --duration=",
+                                absl::FormatDuration(config.duration),
+                                ", or replica A is never killed; got ",
+                                absl::FormatDuration(config.replica_up)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
+  absl::StatusOr<int64_t> warmup = ParseInteger("warmup", text, 0, kMaxWarmup);
+  if (!warmup.ok()) return warmup.status();
+  // The sidecar rotates its primary per admitted read; an even warm-up
+  // keeps the first measured read on replica A, as on a fresh sidecar.
+  if (*warmup % 2 != 0) {
+    return Invalid("warmup",
+                   absl::StrCat("must be even, so that the sidecar's "
+                                "primary rotation starts the measured "
+                                "reads on replica A; got ",
+                                *warmup));
+  }
+  return warmup;
 }
 
 }  // namespace
@@ -184,45 +271,31 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
     config.requests = *requests;
   }
   if (!flags.warmup.empty()) {
-    absl::StatusOr<int64_t> warmup =
-        ParseInteger("warmup", flags.warmup, 0, kMaxWarmup);
+    absl::StatusOr<int64_t> warmup = ParseWarmup(flags.warmup);
     if (!warmup.ok()) return warmup.status();
-    // The sidecar rotates its primary per admitted read; an even warm-up
-    // keeps the first measured read on replica A, as on a fresh sidecar.
-    if (*warmup % 2 != 0) {
-      return Invalid("warmup",
-                     absl::StrCat("must be even, so that the sidecar's "
-                                  "primary rotation starts the measured "
-                                  "reads on replica A; got ",
-                                  *warmup));
-    }
     config.warmup = *warmup;
   }
-  if (!flags.duration.empty()) {
-    absl::Duration duration;
-    if (!absl::ParseDuration(flags.duration, &duration)) {
-      return Invalid("duration", absl::StrCat("want a duration such as 5s, "
-                                              "got \"",
-                                              flags.duration, "\""));
-    }
-    if (duration < kMinDuration || duration > kMaxDuration) {
-      return Invalid(
-          "duration",
-          absl::StrCat("must be in [", absl::FormatDuration(kMinDuration), ", ",
-                       absl::FormatDuration(kMaxDuration), "], got ",
-                       flags.duration));
-    }
-    config.duration = duration;
+  if (config.scenario == Scenario::kChaos) {
+    config.duration = kDefaultChaosDuration;
   }
+  status = ParseGivenDuration("duration", flags.duration, kMinDuration,
+                              kMaxDuration, config.duration);
+  if (!status.ok()) return status;
   if (!flags.concurrency.empty()) {
     absl::StatusOr<int64_t> concurrency =
         ParseInteger("concurrency", flags.concurrency, 1, kMaxConcurrency);
     if (!concurrency.ok()) return concurrency.status();
     config.concurrency = static_cast<int>(*concurrency);
   }
-  if (config.scenario == Scenario::kOpenLoop) {
+  if (config.scenario == Scenario::kOpenLoop ||
+      config.scenario == Scenario::kChaos ||
+      config.scenario == Scenario::kOverload) {
     config.sweep = flags.sweep;
-    status = ParseOpenLoop(flags, config);
+    status = ParseRates(flags, config);
+    if (!status.ok()) return status;
+  }
+  if (config.scenario == Scenario::kChaos) {
+    status = ParseChaos(flags, config);
     if (!status.ok()) return status;
   }
   config.plot_dir = flags.plot_dir;

@@ -6,6 +6,8 @@
 // main exits 2. A flag left empty takes its scenario's default; a flag that
 // the chosen scenario does not use is an error rather than silently
 // ignored (--rate with --scenario=seed, --sweep with throughput...).
+// Defaults that differ by scenario (--rate, --duration) are filled in here
+// too, so that a scenario reads one complete config.
 //
 // Thread safety: pure function.
 
@@ -21,7 +23,14 @@
 
 namespace tailgate::experiment {
 
-enum class Scenario { kSeed, kCorrelated, kOpenLoop, kThroughput };
+enum class Scenario {
+  kSeed,
+  kCorrelated,
+  kOpenLoop,
+  kThroughput,
+  kChaos,
+  kOverload,
+};
 
 // The flag values as given; empty means "not given".
 struct RawFlags {
@@ -33,6 +42,8 @@ struct RawFlags {
   bool sweep = false;
   std::string sweep_rates;
   std::string concurrency;
+  std::string replica_down;
+  std::string replica_up;
   std::string plot_dir;
   std::string tailgate;
 };
@@ -43,26 +54,35 @@ struct ExperimentConfig {
   int64_t requests = 2000;
   // Every scenario: sequential fast reads per sidecar before measuring.
   int64_t warmup = 50;
-  // open_loop: offered loads in req/s; one point unless --sweep.
+  // open_loop: offered loads in req/s, one point unless --sweep; chaos,
+  // overload: the one offered load.
   std::vector<double> rates;
   bool sweep = false;
-  // open_loop (per point and policy), throughput (per side).
+  // open_loop (per point and policy), throughput (per side), chaos (the
+  // whole run), overload (each of its three phases).
   absl::Duration duration = absl::Seconds(5);
   // throughput: outstanding reads.
   int concurrency = 32;
+  // chaos: how long replica A stays killed, then up, in each cycle.
+  absl::Duration replica_down = absl::Milliseconds(200);
+  absl::Duration replica_up = absl::Milliseconds(300);
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };
 
 inline constexpr int64_t kMinRequests = 100;
 inline constexpr double kDefaultRate = 1000;
+inline constexpr double kDefaultChaosRate = 500;
+inline constexpr absl::Duration kDefaultChaosDuration = absl::Seconds(10);
+// Far above what a sidecar with --max_requests=16 serves on two cores.
+inline constexpr double kDefaultOverloadRate = 20000;
 // Offered loads of --sweep: from far below to beyond what two cores carry.
 inline constexpr double kDefaultSweepRates[] = {250,  500,  1000, 2000,
                                                 4000, 8000, 16000};
 
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
-// "seed", "correlated", "open_loop", "throughput".
+// "seed", "correlated", "open_loop", "throughput", "chaos", "overload".
 const char* ScenarioName(Scenario scenario);
 
 }  // namespace tailgate::experiment

@@ -38,8 +38,9 @@ TEST(ExperimentConfigTest, RequestsBelowTheMinimumNameTheFlag) {
 
 TEST(ExperimentConfigTest, UnknownScenario) {
   RawFlags flags;
-  flags.scenario = "chaos";
+  flags.scenario = "storm";
   EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--scenario: want one of seed"));
+  EXPECT_TRUE(absl::StrContains(ErrorOf(flags), "chaos, overload"));
 }
 
 TEST(ExperimentConfigTest, OddWarmupIsRefused) {
@@ -141,6 +142,103 @@ TEST(ExperimentConfigTest, DurationAndConcurrency) {
   flags.duration = "1s";
   flags.concurrency = "0";
   EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--concurrency: must be in"));
+}
+
+TEST(ExperimentConfigTest, ChaosDefaults) {
+  RawFlags flags;
+  flags.scenario = "chaos";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scenario, Scenario::kChaos);
+  EXPECT_EQ(config->duration, kDefaultChaosDuration);
+  EXPECT_EQ(config->rates, std::vector<double>{kDefaultChaosRate});
+  EXPECT_EQ(config->replica_down, absl::Milliseconds(200));
+  EXPECT_EQ(config->replica_up, absl::Milliseconds(300));
+}
+
+TEST(ExperimentConfigTest, ChaosReplicaPhases) {
+  RawFlags flags;
+  flags.scenario = "chaos";
+  flags.duration = "2s";
+  flags.rate = "300";
+  flags.replica_down = "10ms";
+  flags.replica_up = "1999ms";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rates, std::vector<double>{300});
+  EXPECT_EQ(config->replica_down, absl::Milliseconds(10));
+  EXPECT_EQ(config->replica_up, absl::Milliseconds(1999));
+
+  flags.replica_up = "2s";
+  EXPECT_EQ(ErrorOf(flags),
+            "--replica_up: must be shorter than --duration=2s, or replica A "
+            "is never killed; got 2s");
+  flags.replica_up = "9ms";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--replica_up: must be in [10ms"))
+      << ErrorOf(flags);
+  flags.replica_up = "300ms";
+  flags.replica_down = "61s";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--replica_down: must be in [10ms, 1m]"))
+      << ErrorOf(flags);
+  flags.replica_down = "fast";
+  EXPECT_EQ(ErrorOf(flags),
+            "--replica_down: want a duration such as 5s, got \"fast\"");
+  flags = {};
+  flags.scenario = "chaos";
+  flags.replica_up = "20s";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags),
+                               "--replica_up: must be shorter than "
+                               "--duration=10s"));
+}
+
+TEST(ExperimentConfigTest, OverloadDefaults) {
+  RawFlags flags;
+  flags.scenario = "overload";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->scenario, Scenario::kOverload);
+  EXPECT_EQ(config->duration, absl::Seconds(5));
+  EXPECT_EQ(config->rates, std::vector<double>{kDefaultOverloadRate});
+
+  flags.rate = "1000000";
+  flags.duration = "20s";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  flags.duration = "21s";
+  EXPECT_TRUE(absl::StrContains(ErrorOf(flags), "schedules more than"))
+      << ErrorOf(flags);
+  flags.rate = "1000001";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--rate: must be in (0, "));
+}
+
+TEST(ExperimentConfigTest, ChaosAndOverloadFlagsElsewhereAreRefused) {
+  RawFlags flags;
+  flags.scenario = "overload";
+  flags.replica_down = "100ms";
+  EXPECT_EQ(ErrorOf(flags), "--replica_down: not used by --scenario=overload");
+  flags = {};
+  flags.scenario = "open_loop";
+  flags.replica_up = "100ms";
+  EXPECT_EQ(ErrorOf(flags), "--replica_up: not used by --scenario=open_loop");
+  for (const char* scenario : {"chaos", "overload"}) {
+    flags = {};
+    flags.scenario = scenario;
+    flags.plot_dir = "/tmp/plots";
+    EXPECT_EQ(ErrorOf(flags),
+              std::string("--plot_dir: not used by --scenario=") + scenario);
+    flags = {};
+    flags.scenario = scenario;
+    flags.sweep = true;
+    EXPECT_EQ(ErrorOf(flags),
+              std::string("--sweep: not used by --scenario=") + scenario);
+    flags = {};
+    flags.scenario = scenario;
+    flags.concurrency = "8";
+    EXPECT_EQ(ErrorOf(flags),
+              std::string("--concurrency: not used by --scenario=") + scenario);
+  }
 }
 
 }  // namespace

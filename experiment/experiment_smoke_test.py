@@ -98,9 +98,50 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertGreater(line["direct_rps"], 0)
         self.assertGreater(line["sidecar_peak_rss_kib"], 0)
 
+    def test_overload(self):
+        lines = self.json_lines("--scenario=overload", "--rate=4000",
+                                "--duration=500ms", "--warmup=10")
+        self.assertEqual(len(lines), 1)
+        line = lines[0]
+        self.assert_metrics(line)
+        self.assertEqual(line["max_requests"], 16)
+        for name, offered in [("quiet_before", 500), ("overload", 4000),
+                              ("quiet_after", 500)]:
+            phase = line[name]
+            self.assert_fields(phase, ["offered_rps", "achieved_rps", "sent",
+                                       "sent_rps",
+                                       "ok", "rejected", "failed", "dropped",
+                                       "late_sends", "max_send_lag_ms",
+                                       "rejected_p50_ms", "rejected_p99_ms",
+                                       "rejected_samples", "rss_kib_at_end",
+                                       "from_send_p99_ms",
+                                       "from_send_samples"] +
+                               LATENCY_FIELDS)
+            self.assertEqual(phase["offered_rps"], offered)
+            self.assertEqual(phase["sent"] + phase["dropped"], offered // 2)
+            self.assertEqual(phase["ok"] + phase["rejected"] + phase["failed"],
+                             phase["sent"])
+            self.assertEqual(phase["samples"], phase["ok"])
+            self.assertEqual(phase["rejected_samples"], phase["rejected"])
+            self.assertEqual(phase["from_send_samples"], phase["ok"])
+        rss = line["rss_kib"]
+        self.assertGreaterEqual(rss["samples"], 1)
+        self.assertLessEqual(rss["min"], rss["max"])
+        # Not >= rss["max"]: the kernel syncs its per-thread RSS counters
+        # lazily, so VmHWM may trail a VmRSS sample by a few pages.
+        self.assertGreater(line["vm_hwm_kib"], 0)
+        health = line["health"]
+        self.assertEqual(health["healthz_status"], 200)
+        self.assertTrue(health["new_channel_read_ok"])
+        self.assertIsNotNone(health["recovery_ms"])
+
     def test_bad_flags_are_one_line_and_exit_2(self):
         for flags, named in [(["--requests=10"], "--requests"),
-                             (["--scenario=chaos"], "--scenario"),
+                             (["--scenario=storm"], "--scenario"),
+                             (["--scenario=chaos", "--replica_up=20s"],
+                              "--replica_up"),
+                             (["--scenario=overload", "--replica_down=1s"],
+                              "--replica_down"),
                              (["--rate=100"], "--rate"),
                              (["--scenario=open_loop", "--rate=-1"], "--rate"),
                              (["--scenario=throughput", "--concurrency=0"],

@@ -2,13 +2,16 @@
 //
 //   bazel run -c opt //experiment                       # the seed's experiment
 //   bazel run -c opt //experiment -- --scenario=open_loop --sweep
+//   bazel run -c opt //experiment -- --scenario=chaos
+//   bazel run -c opt //experiment -- --scenario=overload
 //
 // Starts two embedded loopback replicas and, per policy, a fresh `tailgate`
 // sidecar as a child process; prints one JSON line per result on stdout
 // and progress on stderr. README.md describes the scenarios and flags.
 //
 // Exit codes: 0 done; 1 the run failed (a wrong answer, a sidecar that did
-// not start...); 2 a bad command line, with one line naming the flag.
+// not start, a failed read under chaos...); 2 a bad command line, with one
+// line naming the flag.
 
 #include <curl/curl.h>
 
@@ -27,7 +30,8 @@
 
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
-          "seed (default), correlated, open_loop or throughput.");
+          "seed (default), correlated, open_loop, throughput, chaos or "
+          "overload.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated: measured sequential reads per policy (default "
           "2000, at least 100).");
@@ -35,10 +39,13 @@ ABSL_FLAG(std::string, warmup, "",
           "Uncounted fast reads on each fresh sidecar before measuring "
           "(default 50; even).");
 ABSL_FLAG(std::string, rate, "",
-          "open_loop: offered load in reads per second (default 1000).");
+          "open_loop, chaos, overload: offered load in reads per second "
+          "(default 1000; chaos 500; overload 20000, in its overload "
+          "phase).");
 ABSL_FLAG(std::string, duration, "",
           "open_loop: sending time per point and policy; throughput: "
-          "measuring time per side (default 5s).");
+          "measuring time per side; chaos: the whole run (default 10s); "
+          "overload: each of its three phases (default 5s).");
 ABSL_FLAG(bool, sweep, false,
           "open_loop: run a series of offered loads instead of --rate.");
 ABSL_FLAG(std::string, sweep_rates, "",
@@ -47,6 +54,11 @@ ABSL_FLAG(std::string, sweep_rates, "",
 ABSL_FLAG(std::string, concurrency, "",
           "throughput: outstanding reads, through the sidecar and direct "
           "(default 32).");
+ABSL_FLAG(std::string, replica_down, "",
+          "chaos: how long replica A stays killed in each cycle (default "
+          "200ms).");
+ABSL_FLAG(std::string, replica_up, "",
+          "chaos: how long replica A runs between kills (default 300ms).");
 ABSL_FLAG(std::string, plot_dir, "",
           "Write PNG plots (and their gnuplot data and scripts) here; needs "
           "/usr/bin/gnuplot.");
@@ -67,6 +79,8 @@ RawFlags RawFlagsFromCommandLine() {
   flags.sweep = absl::GetFlag(FLAGS_sweep);
   flags.sweep_rates = absl::GetFlag(FLAGS_sweep_rates);
   flags.concurrency = absl::GetFlag(FLAGS_concurrency);
+  flags.replica_down = absl::GetFlag(FLAGS_replica_down);
+  flags.replica_up = absl::GetFlag(FLAGS_replica_up);
   flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
   return flags;
@@ -88,6 +102,10 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunOpenLoopScenario(config, tailgate);
     case Scenario::kThroughput:
       return RunThroughputScenario(config, tailgate);
+    case Scenario::kChaos:
+      return RunChaosScenario(config, tailgate);
+    case Scenario::kOverload:
+      return RunOverloadScenario(config, tailgate);
   }
   return absl::InternalError("unknown scenario");
 }
@@ -122,7 +140,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
       "per policy, JSON lines on stdout.\n"
-      "  experiment [--scenario=seed|correlated|open_loop|throughput] "
+      "  experiment "
+      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

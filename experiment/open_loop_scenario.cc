@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "experiment/open_loop.h"
+#include "experiment/open_loop_report.h"
 #include "experiment/plots.h"
 #include "experiment/policies.h"
 #include "experiment/progress.h"
@@ -21,20 +22,14 @@ namespace {
 
 JsonObject OpenLoopLine(const std::string& mode, const OpenLoopOptions& options,
                         const OpenLoopResult& result,
-                        const LatencySummary& latency,
                         const SidecarStats& metrics, int64_t warmup) {
   JsonObject line;
   line.AddString("mode", mode)
       .AddString("scenario", "open_loop")
       .AddDouble("offered_rps", options.rate, 1)
       .AddDouble("achieved_rps", result.AchievedRps(), 1)
-      .AddDouble("duration_s", absl::ToDoubleSeconds(options.duration), 3)
-      .AddInt("sent", result.sent)
-      .AddInt("ok", result.ok)
-      .AddInt("rejected", result.rejected)
-      .AddInt("failed", result.failed)
-      .AddInt("dropped", result.dropped);
-  AddLatencyFields(latency, line);
+      .AddDouble("duration_s", absl::ToDoubleSeconds(options.duration), 3);
+  AddOpenLoopFields(result, line);
   line.AddDouble("attempts_per_request", AttemptsPerRequest(metrics), 3)
       .AddObject("metrics", MetricsJson(metrics))
       .AddInt("warmup", warmup);
@@ -67,17 +62,14 @@ absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
                 absl::StrCat("open_loop ", policy.mode, " ", rate, " req/s"),
                 static_cast<int64_t>(rate *
                                      absl::ToDoubleSeconds(config.duration)));
-            absl::StatusOr<OpenLoopResult> run =
-                RunOpenLoop(session.client(), options, progress);
-            if (!run.ok()) return run.status();
-            result = *std::move(run);
-            return absl::OkStatus();
+            result = RunOpenLoop(session.client(), options, progress);
+            return WrongAnswerError(result);
           });
       if (!metrics.ok()) return metrics.status();
 
       const LatencySummary latency = Summarize(result.latencies);
-      PrintLine(OpenLoopLine(policy.mode, options, result, latency, *metrics,
-                             config.warmup));
+      PrintLine(
+          OpenLoopLine(policy.mode, options, result, *metrics, config.warmup));
       points.push_back({policy.mode, rate, result.AchievedRps(),
                         result.scheduled, result.ok, latency,
                         AttemptsPerRequest(*metrics)});

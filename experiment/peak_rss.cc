@@ -10,19 +10,32 @@
 #include "absl/strings/strip.h"
 
 namespace tailgate::experiment {
+namespace {
 
-absl::StatusOr<int64_t> PeakRssKib(pid_t pid) {
+// `field` ("VmHWM") of /proc/PID/status, whose line reads
+// "VmHWM:     28196 kB".
+absl::StatusOr<int64_t> StatusKib(pid_t pid, absl::string_view field) {
   const std::string path = absl::StrCat("/proc/", pid, "/status");
+  const std::string prefix = absl::StrCat(field, ":");
   std::ifstream status(path);
-  // The line reads "VmHWM:     28196 kB".
   for (std::string line; std::getline(status, line);) {
     absl::string_view value = line;
-    if (!absl::ConsumePrefix(&value, "VmHWM:")) continue;
+    if (!absl::ConsumePrefix(&value, prefix)) continue;
     value = absl::StripSuffix(absl::StripAsciiWhitespace(value), "kB");
     int64_t kib = 0;
     if (absl::SimpleAtoi(absl::StripAsciiWhitespace(value), &kib)) return kib;
   }
-  return absl::UnavailableError(absl::StrCat("no VmHWM in ", path));
+  return absl::UnavailableError(absl::StrCat("no ", field, " in ", path));
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> PeakRssKib(pid_t pid) {
+  return StatusKib(pid, "VmHWM");
+}
+
+absl::StatusOr<int64_t> ResidentKib(pid_t pid) {
+  return StatusKib(pid, "VmRSS");
 }
 
 }  // namespace tailgate::experiment

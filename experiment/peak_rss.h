@@ -1,5 +1,6 @@
-// The peak resident set of a running process: VmHWM in /proc/PID/status,
-// the figure the throughput scenario reports for the sidecar.
+// The resident set of a running process, from /proc/PID/status: VmHWM
+// (the peak, which the throughput and overload scenarios report for the
+// sidecar) and VmRSS (now, which the overload scenario samples).
 //
 // Thread safety: reads procfs; no shared state.
 
@@ -14,8 +15,9 @@
 
 namespace tailgate::experiment {
 
-// In KiB. REQUIRES: `pid` is running (a zombie has no VmHWM).
-absl::StatusOr<int64_t> PeakRssKib(pid_t pid);
+// In KiB. REQUIRES: `pid` is running (a zombie has neither figure).
+absl::StatusOr<int64_t> PeakRssKib(pid_t pid);   // VmHWM
+absl::StatusOr<int64_t> ResidentKib(pid_t pid);  // VmRSS
 
 }  // namespace tailgate::experiment
 

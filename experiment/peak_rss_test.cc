@@ -19,7 +19,19 @@ TEST(PeakRssTest, GrowsWithWhatThisProcessTouched) {
   EXPECT_GE(*after, *before + (60 << 10)) << touched.back();
 }
 
-TEST(PeakRssTest, NoSuchProcess) { EXPECT_FALSE(PeakRssKib(-1).ok()); }
+TEST(PeakRssTest, ResidentIsAtMostThePeak) {
+  const absl::StatusOr<int64_t> resident = ResidentKib(getpid());
+  ASSERT_TRUE(resident.ok()) << resident.status();
+  EXPECT_GT(*resident, 0);
+  const absl::StatusOr<int64_t> peak = PeakRssKib(getpid());
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_LE(*resident, *peak);
+}
+
+TEST(PeakRssTest, NoSuchProcess) {
+  EXPECT_FALSE(PeakRssKib(-1).ok());
+  EXPECT_FALSE(ResidentKib(-1).ok());
+}
 
 }  // namespace
 }  // namespace tailgate::experiment

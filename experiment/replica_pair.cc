@@ -26,16 +26,22 @@ testing::Handler WorkloadHandler(StragglerMix mix, ReplicaName replica) {
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<testing::Replica>> StartWorkloadReplica(
+    StragglerMix mix, ReplicaName replica, int port) {
+  testing::ReplicaOptions options;
+  options.port = port;
+  // Long runs would otherwise keep every request in memory.
+  options.record_requests = false;
+  return testing::Replica::Start(WorkloadHandler(mix, replica), options);
+}
+
 absl::StatusOr<std::unique_ptr<ReplicaPair>> ReplicaPair::Start(
     StragglerMix mix) {
-  // Long runs would otherwise keep every request in memory.
-  testing::ReplicaOptions options;
-  options.record_requests = false;
   absl::StatusOr<std::unique_ptr<testing::Replica>> a =
-      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kA), options);
+      StartWorkloadReplica(mix, ReplicaName::kA);
   if (!a.ok()) return a.status();
   absl::StatusOr<std::unique_ptr<testing::Replica>> b =
-      testing::Replica::Start(WorkloadHandler(mix, ReplicaName::kB), options);
+      StartWorkloadReplica(mix, ReplicaName::kB);
   if (!b.ok()) return b.status();
   return std::unique_ptr<ReplicaPair>(
       new ReplicaPair(*std::move(a), *std::move(b)));

@@ -18,6 +18,11 @@
 
 namespace tailgate::experiment {
 
+// One replica answering as `replica` of `mix`, on 127.0.0.1:`port` (0
+// picks a free port; a port of a destroyed replica may be reused).
+absl::StatusOr<std::unique_ptr<testing::Replica>> StartWorkloadReplica(
+    StragglerMix mix, ReplicaName replica, int port = 0);
+
 class ReplicaPair {
  public:
   static absl::StatusOr<std::unique_ptr<ReplicaPair>> Start(StragglerMix mix);

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace tailgate::experiment {
 
@@ -39,20 +42,22 @@ JsonObject MetricsJson(const SidecarStats& delta) {
   return metrics;
 }
 
-void AddLatencyFields(const LatencySummary& summary, JsonObject& line) {
+void AddLatencyFields(const LatencySummary& summary, JsonObject& line,
+                      absl::string_view prefix) {
   const std::pair<const char*, absl::Duration> fields[] = {
       {"p50_ms", summary.p50}, {"p95_ms", summary.p95},
       {"p99_ms", summary.p99}, {"p999_ms", summary.p999},
       {"max_ms", summary.max},
   };
   for (const auto& [key, value] : fields) {
+    const std::string name = absl::StrCat(prefix, key);
     if (summary.samples == 0) {
-      line.AddNull(key);
+      line.AddNull(name);
     } else {
-      line.AddMillis(key, value);
+      line.AddMillis(name, value);
     }
   }
-  line.AddUint("samples", summary.samples);
+  line.AddUint(absl::StrCat(prefix, "samples"), summary.samples);
 }
 
 void PrintLine(const JsonObject& line) {

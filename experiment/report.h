@@ -27,8 +27,10 @@ double AttemptsPerRequest(const SidecarStats& delta);
 //  "backend_failures","in_flight"}: the seed's metrics object.
 JsonObject MetricsJson(const SidecarStats& delta);
 
-// p50_ms, p95_ms, p99_ms, p999_ms, max_ms (null without samples), samples.
-void AddLatencyFields(const LatencySummary& summary, JsonObject& line);
+// p50_ms, p95_ms, p99_ms, p999_ms, max_ms (null without samples), samples;
+// each key after `prefix` ("rejected_" gives rejected_p50_ms...).
+void AddLatencyFields(const LatencySummary& summary, JsonObject& line,
+                      absl::string_view prefix = "");
 
 // Writes the line and a newline to stdout and flushes it.
 void PrintLine(const JsonObject& line);

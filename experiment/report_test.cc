@@ -50,5 +50,18 @@ TEST(ReportTest, LatencyFields) {
             "\"p999_ms\":null,\"max_ms\":null,\"samples\":0}");
 }
 
+TEST(ReportTest, PrefixedLatencyFields) {
+  LatencySummary summary;
+  summary.samples = 1;
+  summary.p50 = summary.p95 = summary.p99 = summary.p999 = summary.max =
+      absl::Microseconds(120);
+  JsonObject line;
+  AddLatencyFields(summary, line, "rejected_");
+  EXPECT_EQ(line.ToString(),
+            "{\"rejected_p50_ms\":0.120,\"rejected_p95_ms\":0.120,"
+            "\"rejected_p99_ms\":0.120,\"rejected_p999_ms\":0.120,"
+            "\"rejected_max_ms\":0.120,\"rejected_samples\":1}");
+}
+
 }  // namespace
 }  // namespace tailgate::experiment

@@ -27,6 +27,15 @@ absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
 absl::Status RunThroughputScenario(const ExperimentConfig& config,
                                    const std::string& tailgate);
 
+// chaos: steady reads while replica A is killed and restarted; fails when
+// any read fails.
+absl::Status RunChaosScenario(const ExperimentConfig& config,
+                              const std::string& tailgate);
+
+// overload: quiet, far above capacity, quiet again, on one sidecar.
+absl::Status RunOverloadScenario(const ExperimentConfig& config,
+                                 const std::string& tailgate);
+
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_SCENARIOS_H_

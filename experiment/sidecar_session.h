@@ -20,8 +20,8 @@
 //         return absl::OkStatus();
 //       });
 //
-// Thread safety: Start and Stop from one thread; client() and Stats() from
-// any thread while the session runs.
+// Thread safety: Start and Stop from one thread; client(), Stats() and
+// Metrics() from any thread while the session runs.
 
 #ifndef TAILGATE_EXPERIMENT_SIDECAR_SESSION_H_
 #define TAILGATE_EXPERIMENT_SIDECAR_SESSION_H_
@@ -62,6 +62,8 @@ class SidecarSession {
 
   // Totals since the sidecar started (Admin.GetStats).
   absl::StatusOr<SidecarStats> Stats() { return admin_->GetStats(); }
+  // The Prometheus text (Admin.GetMetrics): the counters Stats() lacks.
+  absl::StatusOr<MetricsText> Metrics() { return admin_->GetMetrics(); }
 
   // Closes the clients, then SIGTERM: the sidecar drains and must exit 0
   // within 10 s. An error carries its stderr.

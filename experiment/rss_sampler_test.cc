@@ -1,0 +1,33 @@
+#include "experiment/rss_sampler.h"
+
+#include <unistd.h>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace tailgate::experiment {
+namespace {
+
+TEST(RssSamplerTest, SamplesThisProcess) {
+  RssSampler sampler(getpid(), absl::Milliseconds(5));
+  absl::SleepFor(absl::Milliseconds(50));
+  absl::StatusOr<RssSeries> series = sampler.Stop();
+  ASSERT_TRUE(series.ok()) << series.status();
+  EXPECT_EQ(series->interval, absl::Milliseconds(5));
+  // At least the first sample and one more; the count depends on the box.
+  ASSERT_GE(series->kib.size(), 2u);
+  EXPECT_GT(series->Min(), 0);
+  EXPECT_LE(series->Min(), series->Max());
+}
+
+TEST(RssSamplerTest, AGoneProcessIsAnError) {
+  RssSampler sampler(-1, absl::Milliseconds(5));
+  EXPECT_FALSE(sampler.Stop().ok());
+}
+
+TEST(RssSamplerTest, DestructorStops) {
+  RssSampler sampler(getpid(), absl::Hours(1));
+}
+
+}  // namespace
+}  // namespace tailgate::experiment
