@@ -120,9 +120,10 @@ Actions ReadDecision::Start(absl::Time now) {
 Actions ReadDecision::OnHedgeTimer(absl::Time now) {
   Actions out;
   if (finished_ || launched_ == 0 || options_.hedge_disabled ||
-      extra_decided_) {
+      extra_decided_ || hedge_tried_) {
     return out;
   }
+  hedge_tried_ = true;
   TryLaunchExtra(AttemptKind::kHedge, now, out);
   return out;
 }
@@ -173,7 +174,9 @@ Actions ReadDecision::OnCancel(absl::Time now) {
 
 void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
                                   Actions& out) {
-  extra_decided_ = true;
+  // A skipped hedge may still be followed by a fallback; a skipped
+  // fallback is final.
+  extra_decided_ = kind == AttemptKind::kFallback;
   const size_t primary = attempts_[0].replica;
   ReplicaPicker& picker = *policy_.picker;
   // Cheapest refusal first, and nothing taken that a later check would
@@ -201,6 +204,7 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   attempts_[1] = Attempt{kind, pick->replica, pick->ticket, *std::move(permit),
                          /*in_flight=*/true};
   launched_ = 2;
+  extra_decided_ = true;
   out.push_back(Launch(1, pick->replica, kind));
 }
 

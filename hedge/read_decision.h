@@ -15,8 +15,9 @@
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
 //    an attempt permit is free and the budget yields a credit; otherwise the
-//    read goes on without it (kExtraSkipped says why) and is not offered
-//    another: a primary failing after a skipped hedge ends the read.
+//    read goes on without it (kExtraSkipped says why). A hedge skipped at
+//    the timer leaves the decision open: if the primary then fails, the
+//    fallback is tried with the budget and capacity of that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes.
 //  - When no attempt is left in flight and none succeeded: the most recent
@@ -163,9 +164,11 @@ class ReadDecision {
   std::array<Attempt, kMaxAttempts> attempts_;
   int launched_ = 0;
   bool finished_ = false;
-  // The one extra attempt was launched or skipped (hedge timer or
-  // fallback); there is no second chance.
+  // The one extra attempt was launched, or a fallback was skipped: no
+  // extra attempt will be tried again. (A skipped timer hedge leaves it
+  // open for a fallback.)
   bool extra_decided_ = false;
+  bool hedge_tried_ = false;  // the hedge timer has fired
   // Failure history, for the both-failed answer.
   int last_server_error_ = -1;
   bool saw_too_large_ = false;

@@ -397,7 +397,7 @@ TEST_F(ReadDecisionTest, HedgeSkippedWithoutBudgetKeepsWaiting) {
             "finish a0");
 }
 
-TEST_F(ReadDecisionTest, NoSecondChanceAfterASkippedHedge) {
+TEST_F(ReadDecisionTest, FailedPrimaryFallsBackAfterASkippedHedge) {
   Configure(2, {0.5, 1});
   ASSERT_TRUE(budget_->TryConsume());  // empty the balance
   ReadDecision& read = NewRead();
@@ -405,10 +405,25 @@ TEST_F(ReadDecisionTest, NoSecondChanceAfterASkippedHedge) {
   ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
   budget_->OnAdmission();
   budget_->OnAdmission();
-  ASSERT_DOUBLE_EQ(budget_->credits(), 1);  // a credit again, but too late
+  ASSERT_DOUBLE_EQ(budget_->credits(), 1);  // a credit again
+  // The primary fails: the fallback is decided now, with today's budget.
   EXPECT_EQ(
       Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(40))),
-      "finish a0");
+      "launch a1 r1 fallback");
+  EXPECT_EQ(budget_->extra(), 2u);
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(41))),
+            "finish a1");
+}
+
+TEST_F(ReadDecisionTest, SkippedHedgeAndSkippedFallbackEndTheRead) {
+  Configure(2, {0.5, 1});
+  ASSERT_TRUE(budget_->TryConsume());  // empty the balance, for good
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
+  EXPECT_EQ(
+      Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(40))),
+      "skip no_budget, finish a0");
   EXPECT_EQ(budget_->extra(), 1u);
 }
 

@@ -24,10 +24,15 @@ void EnableHealthAndReflection() {
 }  // namespace
 
 absl::StatusOr<GrpcListener> StartGrpcServer(
-    const ListenAddress& address, absl::Span<grpc::Service* const> services) {
+    const ListenAddress& address, absl::Span<grpc::Service* const> services,
+    int max_streams_per_connection) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (max_streams_per_connection > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                               max_streams_per_connection);
+  }
   int port = 0;
   builder.AddListeningPort(address.ToString(),
                            grpc::InsecureServerCredentials(), &port);

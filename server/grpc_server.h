@@ -28,8 +28,11 @@ struct GrpcListener {
 };
 
 // REQUIRES: each service outlives the returned server.
+// `max_streams_per_connection` > 0 sets HTTP/2 MAX_CONCURRENT_STREAMS;
+// 0 leaves gRPC's default (no limit).
 absl::StatusOr<GrpcListener> StartGrpcServer(
-    const ListenAddress& address, absl::Span<grpc::Service* const> services);
+    const ListenAddress& address, absl::Span<grpc::Service* const> services,
+    int max_streams_per_connection = 0);
 
 // Health status of the whole server ("") and of tailgate.v1.HedgedRead:
 // SERVING, or NOT_SERVING while draining.

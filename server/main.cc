@@ -52,6 +52,8 @@ void LogStart(Logger& log, const ServerConfig& config) {
                      {"hedge_burst", upstream.budget.burst},
                      {"timeout", config.engine.timeout},
                      {"max_requests", config.engine.admission.max_requests},
+                     {"max_streams_per_connection",
+                      config.max_streams_per_connection},
                      {"max_attempts", config.engine.admission.max_attempts},
                      {"max_response_bytes", config.engine.max_response_bytes},
                      {"failure_threshold", upstream.circuit.failure_threshold},
@@ -82,7 +84,8 @@ int Run(const ServerConfig& config) {
   AdminService admin_service(**engine, rejections);
 
   absl::StatusOr<GrpcListener> reads =
-      StartGrpcServer(config.listen, {&read_service});
+      StartGrpcServer(config.listen, {&read_service},
+                      config.max_streams_per_connection);
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
   log.Info("listening",

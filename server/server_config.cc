@@ -41,6 +41,11 @@ ABSL_FLAG(std::string, max_requests, tailgate::server::RawFlags().max_requests,
           "Reads in flight at once; more are refused with RESOURCE_EXHAUSTED.");
 ABSL_FLAG(std::string, max_attempts, tailgate::server::RawFlags().max_attempts,
           "Upstream attempts in flight at once.");
+ABSL_FLAG(std::string, max_streams_per_connection,
+          tailgate::server::RawFlags().max_streams_per_connection,
+          "Calls one client connection may have open at once on --listen "
+          "(HTTP/2 MAX_CONCURRENT_STREAMS); a client over it waits on its "
+          "side. Default: 2 * --max_requests.");
 ABSL_FLAG(std::string, max_response_bytes,
           tailgate::server::RawFlags().max_response_bytes,
           "Largest response body accepted, in bytes (at most 64 MiB).");
@@ -198,6 +203,18 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   engine.admission.max_attempts =
       reader.Integer("max_attempts", flags.max_attempts);
   reader.CheckNamed(hedge::ValidateAdmissionConfig(engine.admission));
+  const int64_t streams =
+      flags.max_streams_per_connection.empty()
+          ? 2 * engine.admission.max_requests
+          : reader.Integer("max_streams_per_connection",
+                           flags.max_streams_per_connection);
+  if (streams < 1 || streams > std::numeric_limits<int>::max()) {
+    reader.Fail("max_streams_per_connection",
+                absl::StrCat("must be in [1, ", std::numeric_limits<int>::max(),
+                             "], got ", streams));
+  } else {
+    config.max_streams_per_connection = static_cast<int>(streams);
+  }
 
   engine.max_response_bytes =
       reader.Integer("max_response_bytes", flags.max_response_bytes);
@@ -261,6 +278,8 @@ RawFlags RawFlagsFromCommandLine() {
   flags.hedge_burst = absl::GetFlag(FLAGS_hedge_burst);
   flags.timeout = absl::GetFlag(FLAGS_timeout);
   flags.max_requests = absl::GetFlag(FLAGS_max_requests);
+  flags.max_streams_per_connection =
+      absl::GetFlag(FLAGS_max_streams_per_connection);
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   flags.failure_threshold = absl::GetFlag(FLAGS_failure_threshold);

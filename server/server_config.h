@@ -41,6 +41,7 @@ struct RawFlags {
   std::string timeout = "1s";
   std::string max_requests = "128";
   std::string max_attempts = "160";
+  std::string max_streams_per_connection;  // empty: 2 * max_requests
   std::string max_response_bytes = "4194304";
   std::string failure_threshold = "5";
   std::string cooldown = "1s";
@@ -55,6 +56,11 @@ struct ServerConfig {
   ListenAddress admin;           // gRPC Admin
   ListenAddress metrics_listen;  // HTTP /metrics, /healthz, /readyz
   absl::Duration drain_timeout;
+  // HTTP/2 MAX_CONCURRENT_STREAMS of the --listen server: calls one client
+  // connection may have open at once. It bounds what the gRPC front holds
+  // for calls the read service has not seen yet (memory, and the queue in
+  // front of admission); a client over it waits on its side.
+  int max_streams_per_connection = 256;
   LogFormat log_format = LogFormat::kLogfmt;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
 };

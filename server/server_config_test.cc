@@ -39,6 +39,7 @@ TEST(ServerConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(config->metrics_listen.ToString(), "127.0.0.1:9464");
   EXPECT_EQ(config->drain_timeout, absl::Seconds(5));
   EXPECT_EQ(config->log_format, LogFormat::kLogfmt);
+  EXPECT_EQ(config->max_streams_per_connection, 256);  // 2 * max_requests
 
   const hedge::EngineConfig& engine = config->engine;
   EXPECT_EQ(engine.timeout, absl::Seconds(1));
@@ -229,6 +230,30 @@ TEST(ServerConfigTest, AdmissionLimitEdges) {
   flags.max_attempts = "99999999999999999999";
   EXPECT_EQ(ErrorOf(flags),
             "--max_attempts: want an integer, got \"99999999999999999999\"");
+}
+
+TEST(ServerConfigTest, MaxStreamsPerConnectionEdges) {
+  RawFlags flags = Valid();
+  flags.max_requests = "40";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_streams_per_connection, 80);  // 2 * max_requests
+  flags.max_streams_per_connection = "1";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_streams_per_connection, 1);
+  flags.max_streams_per_connection = "2147483647";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.max_streams_per_connection = "0";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_streams_per_connection: must be in [1, 2147483647], got 0");
+  flags.max_streams_per_connection = "2147483648";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_streams_per_connection: must be in [1, 2147483647], got "
+            "2147483648");
+  flags.max_streams_per_connection = "many";
+  EXPECT_EQ(ErrorOf(flags),
+            "--max_streams_per_connection: want an integer, got \"many\"");
 }
 
 TEST(ServerConfigTest, MaxResponseBytesEdges) {

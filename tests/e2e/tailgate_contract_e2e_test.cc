@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -203,6 +205,41 @@ TEST_F(TailgateE2eTest, OverloadIsRefusedAtOnceWithoutQueueing) {
 
   std::move(finish_slow).Invoke();
   for (const AsyncRead& call : slow) EXPECT_FALSE(call.status.ok());
+}
+
+TEST_F(TailgateE2eTest, StreamsPerConnectionAreCappedAtTheFront) {
+  // The replica notes when each request arrives and answers 300 ms later.
+  // (Shared: the replica, and its handler, outlive the test body.)
+  struct Arrivals {
+    absl::Mutex mu;
+    std::vector<absl::Time> times ABSL_GUARDED_BY(mu);
+  };
+  auto seen = std::make_shared<Arrivals>();
+  AddReplica([seen](const ReplicaRequest&) {
+    absl::MutexLock lock(&seen->mu);
+    seen->times.push_back(absl::Now());
+    return Body("ok", absl::Milliseconds(300));
+  });
+  StartTailgate({"--max_streams_per_connection=2", "--hedge_fraction=0",
+                 "--timeout=3s"});
+  std::array<AsyncRead, 3> calls;
+  for (AsyncRead& call : calls) {
+    call.request.set_path("/capped");
+    call.context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
+    call.Start(*reads_);
+  }
+  for (AsyncRead& call : calls) {
+    ASSERT_TRUE(call.Wait());
+    EXPECT_TRUE(call.status.ok()) << call.status.error_message();
+  }
+  // Two calls fit on the connection; the third waited on the client's side
+  // (not refused) until one of them had been answered.
+  absl::MutexLock lock(&seen->mu);
+  std::vector<absl::Time>& arrivals = seen->times;
+  ASSERT_EQ(arrivals.size(), 3u);
+  std::sort(arrivals.begin(), arrivals.end());
+  EXPECT_LT(arrivals[1] - arrivals[0], absl::Milliseconds(200));
+  EXPECT_GE(arrivals[2] - arrivals[0], absl::Milliseconds(250));
 }
 
 TEST_F(TailgateE2eTest, OversizedResponseIsResourceExhaustedNamingTheLimit) {
