@@ -283,7 +283,9 @@ void EngineImpl::OnWakeup() {
     Read& read = *owned;
     reads_.emplace(read.id, std::move(owned));
     loop_.ArmTimer(read.deadline, TimerKey(read.id, TimerKind::kDeadline));
-    Execute(read, read.decision.Start(now));
+    // From admission, like the deadline: the hedge delay counts the time
+    // the read waited for this loop thread to wake up.
+    Execute(read, read.decision.Start(read.admitted));
   }
   for (uint64_t id : cancelled) {
     auto it = reads_.find(id);
