@@ -111,9 +111,10 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Connect(
       absl::string_view target, const ClientOptions& options = {});
 
-  // Cancels the reads still in flight (their callbacks get CANCELLED) and
-  // waits until every ReadAsync callback has returned.
-  // REQUIRES: not called from a ReadAsync callback of this Client.
+  // Cancels the ReadAsync reads still in flight (their callbacks get
+  // CANCELLED) and waits until every ReadAsync callback has returned.
+  // REQUIRES: not called from a ReadAsync callback of this Client, and no
+  // blocking Read is still running on another thread.
   virtual ~Client() = default;
 
   // Performs one read and blocks until it is over. An upstream answer of any

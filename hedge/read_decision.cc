@@ -108,7 +108,7 @@ Actions ReadDecision::Start(absl::Time now) {
     return out;
   }
   attempts_[0] = Attempt{AttemptKind::kPrimary, pick->replica, pick->ticket,
-                         *std::move(permit), /*in_flight=*/true};
+                         *std::move(permit), /*in_flight=*/true, now};
   launched_ = 1;
   out.push_back(Launch(0, pick->replica, AttemptKind::kPrimary));
   if (!options_.hedge_disabled) {
@@ -202,7 +202,7 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     return;
   }
   attempts_[1] = Attempt{kind, pick->replica, pick->ticket, *std::move(permit),
-                         /*in_flight=*/true};
+                         /*in_flight=*/true, now};
   launched_ = 2;
   extra_decided_ = true;
   out.push_back(Launch(1, pick->replica, kind));
@@ -216,12 +216,14 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
     attempt.in_flight = false;
     attempt.permit.Release();
     CircuitBreaker& breaker = policy_.picker->breaker(attempt.replica);
-    if (timed_out) {
+    const bool blamed =
+        timed_out && now - attempt.started >= options_.timeout_blame_age;
+    if (blamed) {
       breaker.OnFailure(attempt.ticket, now);
     } else {
       breaker.OnCancel(attempt.ticket);
     }
-    out.push_back(Cancel(i, timed_out));
+    out.push_back(Cancel(i, blamed));
   }
 }
 

@@ -27,8 +27,9 @@
 //    with kDeadlineExceeded / kCancelled.
 //  - Each attempt's outcome goes to its replica's breaker with its ticket;
 //    a cancelled attempt is neutral, except one still in flight when the
-//    sidecar's own timeout runs out: that replica failed to answer in time
-//    and it counts as a failure (a hung replica must leave the rotation).
+//    sidecar's own timeout runs out after it ran for at least
+//    timeout_blame_age: that replica failed to answer in time and it counts
+//    as a failure (a hung replica must leave the rotation).
 //    A shorter deadline of the caller's is the caller's choice: neutral.
 //    Each attempt's permit is released when it ends, whichever way.
 //  - After kFinish, every event returns no actions.
@@ -118,6 +119,10 @@ struct ReadPolicy {
 struct ReadOptions {
   bool hedge_disabled = false;  // no timer hedge; fallback still possible
   absl::Duration hedge_delay = absl::Milliseconds(25);
+  // An attempt cut by the sidecar's timeout counts as a failure only if it
+  // ran at least this long: a fallback launched just before the timeout
+  // had no fair chance to answer.
+  absl::Duration timeout_blame_age = absl::ZeroDuration();
 };
 
 class ReadDecision {
@@ -149,6 +154,7 @@ class ReadDecision {
     CircuitTicket ticket;
     Permit permit;
     bool in_flight = false;
+    absl::Time started;
   };
 
   void TryLaunchExtra(AttemptKind kind, absl::Time now, Actions& out);

@@ -361,6 +361,17 @@ TEST_F(ReadDecisionTest, SidecarTimeoutFailsTheAttemptsStillInFlight) {
   EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 2);
 }
 
+TEST_F(ReadDecisionTest, SidecarTimeoutSparesAttemptsYoungerThanTheBlameAge) {
+  ReadDecision& read = NewRead({false, kDelay, absl::Milliseconds(500)});
+  read.Start(At(0));
+  read.OnHedgeTimer(At(600));  // the hedge is 400 ms old at the timeout
+  EXPECT_EQ(
+      Describe(read.OnDeadline(At(1000), DeadlineSource::kSidecarTimeout)),
+      "timeout a0, cancel a1, finish deadline_exceeded");
+  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 1);
+  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 0);
+}
+
 TEST_F(ReadDecisionTest, DeadlineAfterOneFailureCancelsTheSurvivor) {
   ReadDecision& read = NewRead();
   read.Start(At(0));

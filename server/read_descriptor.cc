@@ -93,8 +93,8 @@ absl::StatusOr<hedge::EngineRead> EngineReadFromRequest(
 }
 
 absl::Time EngineDeadline(absl::Time call_deadline, absl::Time wall_now,
-                          absl::Time engine_now, absl::Duration timeout) {
-  return engine_now + std::min(call_deadline - wall_now, timeout);
+                          absl::Time engine_now) {
+  return engine_now + (call_deadline - wall_now);
 }
 
 void FillReadResponse(hedge::EngineResponse engine_response,

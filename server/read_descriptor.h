@@ -26,11 +26,13 @@ absl::StatusOr<hedge::EngineRead> EngineReadFromRequest(
     const v1::ReadRequest& request, absl::Duration timeout);
 
 // The engine-clock deadline of a call whose gRPC deadline is `call_deadline`
-// (system clock; absl::InfiniteFuture() when the caller set none), capped at
-// `timeout` from now. `wall_now` and `engine_now` are the same instant on
-// the two clocks.
+// (system clock; absl::InfiniteFuture() when the caller set none).
+// `wall_now` and `engine_now` are the same instant on the two clocks. Not
+// capped here: the engine caps it at its --timeout, and must see whose
+// deadline is the shorter (a sidecar timeout blames the replicas, a
+// caller's deadline does not).
 absl::Time EngineDeadline(absl::Time call_deadline, absl::Time wall_now,
-                          absl::Time engine_now, absl::Duration timeout);
+                          absl::Time engine_now);
 
 // Moves `engine_response` into `response`.
 void FillReadResponse(hedge::EngineResponse engine_response,

@@ -1,6 +1,7 @@
 #include "server/read_service.h"
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -108,8 +109,13 @@ grpc::ServerUnaryReactor* ReadService::Read(
     return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "server is draining"));
   }
-  read->deadline = EngineDeadline(absl::FromChrono(context->deadline()),
-                                  absl::Now(), engine_.clock().Now(), timeout_);
+  // gRPC spells "no deadline" as the largest time_point.
+  const auto call_deadline = context->deadline();
+  read->deadline = EngineDeadline(
+      call_deadline == std::chrono::system_clock::time_point::max()
+          ? absl::InfiniteFuture()
+          : absl::FromChrono(call_deadline),
+      absl::Now(), engine_.clock().Now());
   auto* reactor = new ReadReactor(engine_, gate_, response);
   reactor->Submit(*std::move(read), rejections_);
   return reactor;

@@ -100,7 +100,7 @@ struct Read {
   Read(uint64_t id, Upstream* upstream, EngineRead request, ReadCallback done,
        Permit permit, AdmissionLimits* limits, absl::Time admitted,
        absl::Time deadline, DeadlineSource deadline_source,
-       absl::Duration hedge_delay)
+       const ReadOptions& options)
       : id(id),
         upstream(upstream),
         request(std::move(request)),
@@ -110,7 +110,7 @@ struct Read {
         deadline(deadline),
         deadline_source(deadline_source),
         decision(ReadPolicy{upstream->picker.get(), &upstream->budget, limits},
-                 ReadOptions{this->request.hedge_disabled, hedge_delay}) {}
+                 options) {}
 
   const uint64_t id;
   Upstream* const upstream;
@@ -171,15 +171,15 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
     const absl::Time now = clock_.Now();
     const absl::Time timeout_deadline = now + config_.timeout;
     const absl::Time deadline = std::min(request.deadline, timeout_deadline);
-    // The server may have capped the caller's deadline at --timeout itself,
-    // a few microseconds earlier on this clock: a caller deadline within a
-    // millisecond of the sidecar's own counts as the sidecar's.
-    const DeadlineSource deadline_source =
-        request.deadline < timeout_deadline - absl::Milliseconds(1)
-            ? DeadlineSource::kCaller
-            : DeadlineSource::kSidecarTimeout;
-    const absl::Duration hedge_delay =
-        upstream->delay->DelayFor(request.hedge_delay);
+    const DeadlineSource deadline_source = request.deadline < timeout_deadline
+                                               ? DeadlineSource::kCaller
+                                               : DeadlineSource::kSidecarTimeout;
+    ReadOptions options;
+    options.hedge_disabled = request.hedge_disabled;
+    options.hedge_delay = upstream->delay->DelayFor(request.hedge_delay);
+    // An attempt that had half the sidecar's timeout and did not answer
+    // has failed; a younger one (a late fallback or hedge) had no chance.
+    options.timeout_blame_age = config_.timeout / 2;
     upstream->budget.OnAdmission();
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     counters_.in_flight_requests.fetch_add(1, std::memory_order_relaxed);
@@ -188,7 +188,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
     auto read = std::make_unique<Read>(id, upstream, std::move(request),
                                        std::move(done), std::move(*permit),
                                        &limits_, now, deadline,
-                                       deadline_source, hedge_delay);
+                                       deadline_source, options);
     bool wake;
     {
       std::lock_guard<std::mutex> lock(inbox_mu_);

@@ -91,7 +91,9 @@ struct EngineRead {
   bool head = false;                  // HEAD instead of GET
   std::string target;                 // origin-form, validated
   std::vector<HttpHeader> headers;    // sanitized (SanitizeRequestHeaders)
-  absl::Time deadline = absl::InfiniteFuture();  // engine clock; capped
+  // Engine clock. Submit caps it at EngineConfig::timeout; a shorter one is
+  // the caller's, and its expiry is neutral for the replicas' breakers.
+  absl::Time deadline = absl::InfiniteFuture();
   bool hedge_disabled = false;
   std::optional<absl::Duration> hedge_delay;  // positive, when requested
 };

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <utility>
 
@@ -45,7 +47,12 @@ constexpr std::array<absl::string_view, 13> kLeakyTexts = {
 FaultyEndpoint& FaultTest::AddFaulty() {
   absl::StatusOr<std::unique_ptr<FaultyEndpoint>> endpoint =
       FaultyEndpoint::Start(GetParam().fault);
-  EXPECT_TRUE(endpoint.ok()) << endpoint.status();
+  if (!endpoint.ok()) {
+    // Every check after this needs the endpoint: stop with the reason.
+    std::fprintf(stderr, "cannot start a faulty endpoint: %s\n",
+                 endpoint.status().ToString().c_str());
+    std::abort();
+  }
   faulty_.push_back(*std::move(endpoint));
   return *faulty_.back();
 }

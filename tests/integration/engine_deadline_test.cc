@@ -36,8 +36,11 @@ TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.attempts, 2u);
   EXPECT_EQ(stats.timeouts, 1u);
-  // The sidecar's own timeout ran out: both replicas failed to answer.
-  EXPECT_EQ(stats.backend_failures, 2u);
+  // The sidecar's own timeout ran out: the primary (300 ms old) failed to
+  // answer; the hedge (50 ms old, under half the timeout) is spared.
+  EXPECT_EQ(stats.backend_failures, 1u);
+  EXPECT_EQ(stats.replicas[0].failures, 1u);
+  EXPECT_EQ(stats.replicas[1].failures, 0u);
   ExpectIdle();
   ExpectNoTransportDetail(response.status(),
                           {replicas_[0]->port(), replicas_[1]->port()});
@@ -46,7 +49,7 @@ TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
 TEST_F(EngineDeadlineTest, HungReplicaLeavesTheRotationAfterTimeouts) {
   StartReplicas({Always(Hang()), Always(Answer("healthy"))});
   hedge::EngineConfig config = DefaultConfig();
-  config.timeout = absl::Milliseconds(100);
+  config.timeout = absl::Milliseconds(500);
   config.upstreams[0].budget = {0, 0};  // no extra attempts at all
   config.upstreams[0].circuit = {2, absl::Seconds(30)};
   StartEngine(config);
