@@ -11,6 +11,12 @@
 // whatever the balance. So does a burst below 1: earnings are capped too, so
 // the balance never reaches a whole credit.
 //
+// Fallbacks come first: a speculative timer hedge must leave a reserve of
+// min(1, burst - 1) credits in the balance, which only a failure fallback
+// may take. When slow reads want more hedges than the fraction earns,
+// hedges still spend everything earned above the reserve, and a primary
+// that fails (a replica dying) still finds a credit for its fallback.
+//
 // Credits are kept in fixed point (kUnitsPerCredit units per credit, the
 // fraction rounded down), so the bound holds exactly, with no floating-point
 // drift.
@@ -50,9 +56,15 @@ class HedgeBudget {
   // Earns `fraction` for one admitted read.
   void OnAdmission();
 
+  enum class Spend {
+    kFallback,  // a failed primary's retry: may take the reserve
+    kHedge,     // a speculative timer hedge: leaves the reserve
+  };
+
   // Takes one credit for an extra attempt. False (and nothing taken) when
-  // the balance is below one credit or the fraction is 0.
-  bool TryConsume();
+  // the balance is below one credit (plus the reserve, for kHedge) or the
+  // fraction is 0.
+  bool TryConsume(Spend spend = Spend::kFallback);
 
   // The balance, in credits.
   double credits() const;
@@ -64,6 +76,7 @@ class HedgeBudget {
   const bool enabled_;  // fraction > 0
   const int64_t earn_units_;
   const int64_t cap_units_;
+  const int64_t reserve_units_;  // left in the balance by kHedge
 
   // Sequentially consistent, so that the bound holds across the three.
   std::atomic<int64_t> balance_units_;

@@ -190,7 +190,9 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
     return;
   }
-  if (!policy_.budget->TryConsume()) {
+  if (!policy_.budget->TryConsume(kind == AttemptKind::kHedge
+                                       ? HedgeBudget::Spend::kHedge
+                                       : HedgeBudget::Spend::kFallback)) {
     out.push_back(ExtraSkipped(SkipReason::kNoBudget));
     return;
   }
