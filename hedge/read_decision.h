@@ -86,7 +86,8 @@ struct Action {
     kLaunch,         // start attempt `attempt` on `replica`, of `kind`
     kArmHedgeTimer,  // call OnHedgeTimer at `at`
     kCancel,         // abort attempt `attempt` (its permit is released);
-                     // `timed_out`: it failed by the sidecar's timeout
+                     // `timed_out`: it failed by the sidecar's timeout.
+                     // Only as the read ends: a kFinish follows.
     kExtraSkipped,   // informational: no extra attempt, for `skip`
     kFinish,         // the read is over: see `attempt` / `error`
   };

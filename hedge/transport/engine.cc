@@ -230,13 +230,11 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void Execute(Read& read, const Actions& actions);
   // Returns false when the attempt could not be started.
   bool Launch(Read& read, const Action& action);
-  // Abort = Uncount + Detach + EndAttempt. A finishing read uncounts its
-  // losers before the caller hears back but detaches them (closing their
-  // connections) only afterwards, off the answer's path.
-  void Abort(Read& read, int attempt);
+  // A cancelled attempt is uncounted at once, but its handle is detached
+  // (closing its connection) only by Finish, after the caller has heard
+  // back: the answer does not wait for the connection's teardown.
   void Uncount(Read& read, int attempt);
-  // A replica failure seen by the engine itself (not by OnTransferDone).
-  void CountFailure(Read& read, int attempt);
+  void CountFailure(Upstream& upstream, size_t replica);
   void Detach(AttemptSlot* slot);
   void Finish(Read& read, const Action& action);
   void EndAttempt(AttemptSlot* slot);
@@ -317,8 +315,7 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
       read.upstream->counters[read.decision.replica(slot->index)];
   replica.attempt_duration.Record(now - slot->started);
   if (outcome != AttemptOutcome::kSuccess) {
-    replica.failures.fetch_add(1, std::memory_order_relaxed);
-    counters_.backend_failures.fetch_add(1, std::memory_order_relaxed);
+    CountFailure(*read.upstream, read.decision.replica(slot->index));
   } else {
     read.upstream->delay->ObserveLatency(now - slot->started);
   }
@@ -341,10 +338,6 @@ void EngineImpl::OnStop() {
 }
 
 void EngineImpl::Execute(Read& read, const Actions& actions) {
-  const bool finishing =
-      std::any_of(actions.begin(), actions.end(), [](const Action& action) {
-        return action.type == Action::Type::kFinish;
-      });
   int failed_launch = -1;
   for (const Action& action : actions) {
     switch (action.type) {
@@ -355,13 +348,11 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
         loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
         break;
       case Action::Type::kCancel:
-        if (action.timed_out) CountFailure(read, action.attempt);
-        // Finish aborts a finishing read's other attempts after answering.
-        if (finishing) {
-          Uncount(read, action.attempt);
-        } else {
-          Abort(read, action.attempt);
+        // Always followed by the read's kFinish, which detaches the handle.
+        if (action.timed_out) {
+          CountFailure(*read.upstream, read.decision.replica(action.attempt));
         }
+        Uncount(read, action.attempt);
         break;
       case Action::Type::kExtraSkipped:
         counters_.skipped[static_cast<int>(action.skip)].fetch_add(
@@ -419,8 +410,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   }
   if (!slot->http.Prepare(request, attempt_limits_, slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
-    replica.failures.fetch_add(1, std::memory_order_relaxed);
-    counters_.backend_failures.fetch_add(1, std::memory_order_relaxed);
+    CountFailure(upstream, action.replica);
     EndAttempt(slot);
     read.slots[action.attempt] = nullptr;
     return false;
@@ -431,15 +421,6 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   return true;
 }
 
-void EngineImpl::Abort(Read& read, int attempt) {
-  AttemptSlot* slot = read.slots[attempt];
-  if (slot == nullptr) return;
-  Uncount(read, attempt);
-  Detach(slot);
-  EndAttempt(slot);
-  read.slots[attempt] = nullptr;
-}
-
 void EngineImpl::Uncount(Read& read, int attempt) {
   if (read.slots[attempt] == nullptr) return;
   ReplicaCounters& replica =
@@ -448,9 +429,8 @@ void EngineImpl::Uncount(Read& read, int attempt) {
   counters_.in_flight_attempts.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void EngineImpl::CountFailure(Read& read, int attempt) {
-  read.upstream->counters[read.decision.replica(attempt)].failures.fetch_add(
-      1, std::memory_order_relaxed);
+void EngineImpl::CountFailure(Upstream& upstream, size_t replica) {
+  upstream.counters[replica].failures.fetch_add(1, std::memory_order_relaxed);
   counters_.backend_failures.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -294,14 +294,23 @@ void ReadTheMix(const std::function<grpc::Status(const std::string&,
   }
 }
 
-TEST_F(TailgateE2eTest, MetricsOverHttpAgreeWithGetStats) {
-  AddReplica(MixHandler(/*slow_hedge=*/true));
-  AddReplica(MixHandler(/*slow_hedge=*/false));
-  StartTailgate({"--hedge_delay=20ms", "--timeout=3s", "--hedge_fraction=1",
-                 "--hedge_burst=10", "--failure_threshold=100"});
-  ReadTheMix([this](const std::string& path, v1::ReadResponse* response) {
-    return Read(path, response);
-  });
+// Two MixHandler replicas behind a sidecar that hedges freely and never
+// opens a circuit, with the mix read through it.
+class MixE2eTest : public TailgateE2eTest {
+ protected:
+  void ServeAndReadTheMix() {
+    AddReplica(MixHandler(/*slow_hedge=*/true));
+    AddReplica(MixHandler(/*slow_hedge=*/false));
+    StartTailgate({"--hedge_delay=20ms", "--timeout=3s", "--hedge_fraction=1",
+                   "--hedge_burst=10", "--failure_threshold=100"});
+    ReadTheMix([this](const std::string& path, v1::ReadResponse* response) {
+      return Read(path, response);
+    });
+  }
+};
+
+TEST_F(MixE2eTest, MetricsOverHttpAgreeWithGetStats) {
+  ASSERT_NO_FATAL_FAILURE(ServeAndReadTheMix());
   const v1::GetStatsResponse stats = Stats();
   const std::string metrics = Metrics(tailgate_->metrics_port());
   ASSERT_EQ(Stats().attempts(), stats.attempts()) << "still changing";
@@ -321,14 +330,8 @@ TEST_F(TailgateE2eTest, MetricsOverHttpAgreeWithGetStats) {
   EXPECT_EQ(SumOfSamples(metrics, "tailgate_rejected_total"), stats.rejected());
 }
 
-TEST_F(TailgateE2eTest, LiveMetricsPassPromtool) {
-  AddReplica(MixHandler(/*slow_hedge=*/true));
-  AddReplica(MixHandler(/*slow_hedge=*/false));
-  StartTailgate({"--hedge_delay=20ms", "--timeout=3s", "--hedge_fraction=1",
-                 "--hedge_burst=10", "--failure_threshold=100"});
-  ReadTheMix([this](const std::string& path, v1::ReadResponse* response) {
-    return Read(path, response);
-  });
+TEST_F(MixE2eTest, LiveMetricsPassPromtool) {
+  ASSERT_NO_FATAL_FAILURE(ServeAndReadTheMix());
   const std::string metrics = Metrics(tailgate_->metrics_port());
   ASSERT_FALSE(metrics.empty());
 

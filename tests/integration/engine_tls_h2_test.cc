@@ -69,6 +69,18 @@ class EngineTlsH2Test : public EngineFixture {
     EXPECT_EQ(response->body, body);
   }
 
+  // Reads /a and /b; nginx must have logged both with `protocol`, e.g.
+  // "HTTP/2.0", on a connection the engine then left idle.
+  void ExpectTwoReadsOver(NginxReplica& nginx, const std::string& protocol) {
+    ExpectBody(Read("/a"), "body a");
+    ExpectBody(Read("/b"), "body b");
+    const std::vector<std::string> lines = nginx.WaitForAccessLogLines(2);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0], protocol + " GET /a 200");
+    EXPECT_EQ(lines[1], protocol + " GET /b 200");
+    ExpectIdle();
+  }
+
   TestCertificates certs_;
   // Outlive the engine: the base TearDown() destroys it first.
   std::vector<std::unique_ptr<NginxReplica>> nginx_;
@@ -100,14 +112,7 @@ TEST_F(EngineTlsH2Test, H2cPriorKnowledgeReusesConnection) {
   ASSERT_NE(nginx, nullptr);
   StartEngineWithUrls(Config(hedge::HttpVersion::kHttp2, ""), {nginx->url()});
 
-  ExpectBody(Read("/a"), "body a");
-  ExpectBody(Read("/b"), "body b");
-
-  const std::vector<std::string> lines = nginx->WaitForAccessLogLines(2);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "HTTP/2.0 GET /a 200");
-  EXPECT_EQ(lines[1], "HTTP/2.0 GET /b 200");
-  ExpectIdle();
+  ExpectTwoReadsOver(*nginx, "HTTP/2.0");
 }
 
 TEST_F(EngineTlsH2Test, HttpsWithCaFileUsesHttp1ByDefault) {
@@ -132,14 +137,7 @@ TEST_F(EngineTlsH2Test, HttpsHttp2NegotiatesH2ThroughAlpn) {
   StartEngineWithUrls(Config(hedge::HttpVersion::kHttp2, certs_.ca_file),
                       {nginx->url()});
 
-  ExpectBody(Read("/a"), "body a");
-  ExpectBody(Read("/b"), "body b");
-
-  const std::vector<std::string> lines = nginx->WaitForAccessLogLines(2);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "HTTP/2.0 GET /a 200");
-  EXPECT_EQ(lines[1], "HTTP/2.0 GET /b 200");
-  ExpectIdle();
+  ExpectTwoReadsOver(*nginx, "HTTP/2.0");
 }
 
 TEST_F(EngineTlsH2Test, HttpsHttp2FallsBackToHttp1WithoutH2OnServer) {
