@@ -58,6 +58,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
                      {"max_response_bytes", config.engine.max_response_bytes},
                      {"failure_threshold", upstream.circuit.failure_threshold},
                      {"cooldown", upstream.circuit.cooldown},
+                     {"preconnect", upstream.preconnect},
                      {"drain_timeout", config.drain_timeout},
                      {"backend_http2",
                       upstream.http_version == hedge::HttpVersion::kHttp2}});

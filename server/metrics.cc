@@ -155,6 +155,15 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
                                 [](const hedge::ReplicaSnapshot& r) {
                                   return Gauge(r.in_flight, Replica(r));
                                 }));
+  add("tailgate_preconnects_total",
+      "Warm upstream connections (--preconnect): opened ahead of need, used "
+      "by an attempt, or discarded unused.",
+      MetricType::Counter,
+      {Counter(engine.warm_connections.opened, {{"event", "opened"}}),
+       Counter(engine.warm_connections.used, {{"event", "used"}}),
+       Counter(engine.warm_connections.discarded, {{"event", "discarded"}})});
+  add("tailgate_preconnected_idle", "Warm upstream connections held now.",
+      MetricType::Gauge, {Gauge(engine.warm_connections.idle)});
   add("tailgate_amplification_ratio",
       "Upstream attempts per admitted read since start (0 before any read).",
       MetricType::Gauge, {Gauge(Amplification(engine))});

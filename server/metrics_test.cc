@@ -50,6 +50,7 @@ hedge::EngineSnapshot Busy() {
   engine.in_flight_requests = 2;
   engine.in_flight_attempts = 3;
   engine.hedge_credits = 1.5;
+  engine.warm_connections = {21, 17, 3, 1};
   engine.request_duration = Latencies({1, 1, 30, 5000});
   hedge::ReplicaSnapshot a =
       Replica("http://a:8001", hedge::CircuitState::kOpen, 3);
@@ -130,6 +131,8 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_cancelled_total", "counter"},
       {"tailgate_circuit_generation", "gauge"},
       {"tailgate_replica_in_flight_attempts", "gauge"},
+      {"tailgate_preconnects_total", "counter"},
+      {"tailgate_preconnected_idle", "gauge"},
   };
   for (const auto& [name, type] : names) {
     EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
@@ -172,6 +175,10 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_circuit_state{replica=\"http://a:8001\"} 1",
            "tailgate_circuit_state{replica=\"http://b:8002\"} 2",
            "tailgate_circuit_generation{replica=\"http://b:8002\"} 4",
+           "tailgate_preconnects_total{event=\"opened\"} 21",
+           "tailgate_preconnects_total{event=\"used\"} 17",
+           "tailgate_preconnects_total{event=\"discarded\"} 3",
+           "tailgate_preconnected_idle 1",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }

@@ -60,6 +60,10 @@ ABSL_FLAG(std::string, drain_timeout,
 ABSL_FLAG(bool, backend_http2, tailgate::server::RawFlags().backend_http2,
           "Talk HTTP/2 to the replicas (prior knowledge for http://, ALPN "
           "for https://) instead of HTTP/1.1.");
+ABSL_FLAG(std::string, preconnect, tailgate::server::RawFlags().preconnect,
+          "TCP connections kept open ahead of need to each replica address "
+          "(0 to 16), so an attempt - often the hedge - need not wait for a "
+          "handshake; 0 disables.");
 ABSL_FLAG(std::string, ca_file, tailgate::server::RawFlags().ca_file,
           "PEM CA bundle for https replicas; empty uses the system CAs.");
 ABSL_FLAG(std::string, log_format, tailgate::server::RawFlags().log_format,
@@ -246,6 +250,14 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
                                               : hedge::HttpVersion::kHttp1;
   upstream.ca_file = flags.ca_file;
+  const int64_t preconnect = reader.Integer("preconnect", flags.preconnect);
+  if (preconnect < 0 || preconnect > hedge::kMaxPreconnect) {
+    reader.Fail("preconnect", absl::StrCat("must be in [0, ",
+                                           hedge::kMaxPreconnect, "], got ",
+                                           flags.preconnect));
+  } else {
+    upstream.preconnect = static_cast<int>(preconnect);
+  }
   if (!flags.ca_file.empty() && access(flags.ca_file.c_str(), R_OK) != 0) {
     reader.Fail("ca_file", absl::StrCat("cannot read \"", flags.ca_file, "\""));
   }
@@ -281,6 +293,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  flags.preconnect = absl::GetFlag(FLAGS_preconnect);
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   flags.failure_threshold = absl::GetFlag(FLAGS_failure_threshold);
   flags.cooldown = absl::GetFlag(FLAGS_cooldown);

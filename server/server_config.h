@@ -47,6 +47,7 @@ struct RawFlags {
   std::string cooldown = "1s";
   std::string drain_timeout = "5s";
   bool backend_http2 = false;
+  std::string preconnect = "1";
   std::string ca_file;
   std::string log_format = "logfmt";
 };

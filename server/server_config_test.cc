@@ -7,6 +7,7 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 ABSL_DECLARE_FLAG(std::string, backends);
@@ -58,6 +59,7 @@ TEST(ServerConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(upstream.circuit.cooldown, absl::Seconds(1));
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp1);
   EXPECT_EQ(upstream.ca_file, "");
+  EXPECT_EQ(upstream.preconnect, 1);
 }
 
 TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
@@ -79,6 +81,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   flags.backend_http2 = true;
   flags.ca_file = "/dev/null";
   flags.log_format = "json";
+  flags.preconnect = "4";
   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->listen.is_unix);
@@ -99,6 +102,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   EXPECT_EQ(upstream.circuit.cooldown, absl::Milliseconds(500));
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp2);
   EXPECT_EQ(upstream.ca_file, "/dev/null");
+  EXPECT_EQ(upstream.preconnect, 4);
 }
 
 TEST(ServerConfigTest, Backends) {
@@ -254,6 +258,22 @@ TEST(ServerConfigTest, MaxStreamsPerConnectionEdges) {
   flags.max_streams_per_connection = "many";
   EXPECT_EQ(ErrorOf(flags),
             "--max_streams_per_connection: want an integer, got \"many\"");
+}
+
+TEST(ServerConfigTest, PreconnectEdges) {
+  RawFlags flags = Valid();
+  for (const char* ok : {"0", "16"}) {
+    flags.preconnect = ok;
+    absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(absl::StrCat(config->engine.upstreams[0].preconnect), ok);
+  }
+  flags.preconnect = "17";
+  EXPECT_EQ(ErrorOf(flags), "--preconnect: must be in [0, 16], got 17");
+  flags.preconnect = "-1";
+  EXPECT_EQ(ErrorOf(flags), "--preconnect: must be in [0, 16], got -1");
+  flags.preconnect = "some";
+  EXPECT_EQ(ErrorOf(flags), "--preconnect: want an integer, got \"some\"");
 }
 
 TEST(ServerConfigTest, MaxResponseBytesEdges) {

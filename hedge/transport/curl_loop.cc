@@ -3,11 +3,10 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
-#include <functional>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -78,8 +77,14 @@ void CurlLoop::RemoveTransfer(CURL* easy) {
 
 void CurlLoop::ArmTimer(absl::Time at, uint64_t key) {
   assert(InLoopThread());
-  timers_.push_back(Timer{at, key});
-  std::push_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
+  timers_.Arm(at, key);
+  pending_timers_.store(timers_.size(), std::memory_order_relaxed);
+}
+
+void CurlLoop::CancelTimer(uint64_t key) {
+  assert(InLoopThread());
+  timers_.Cancel(key);
+  pending_timers_.store(timers_.size(), std::memory_order_relaxed);
 }
 
 void CurlLoop::Run() {
@@ -92,6 +97,7 @@ void CurlLoop::Run() {
     DrainFinishedTransfers();
     if (stopping_.load(std::memory_order_acquire)) break;
 
+    callbacks_.BeforeWait();
     SetTimerFd();
     curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
     int ready = 0;
@@ -109,14 +115,15 @@ void CurlLoop::Run() {
 void CurlLoop::FireDueTimers() {
   if (timers_.empty()) return;
   const absl::Time now = clock_.Now();
-  while (!timers_.empty() && timers_.front().at <= now) {
-    std::pop_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
-    const Timer timer = timers_.back();
-    timers_.pop_back();
+  while (true) {
+    const absl::Time at = timers_.next();
+    const std::optional<uint64_t> key = timers_.PopDue(now);
+    if (!key.has_value()) break;
+    pending_timers_.store(timers_.size(), std::memory_order_relaxed);
     timers_fired_.fetch_add(1, std::memory_order_relaxed);
-    lateness_nanos_.fetch_add(absl::ToInt64Nanoseconds(now - timer.at),
+    lateness_nanos_.fetch_add(absl::ToInt64Nanoseconds(now - at),
                               std::memory_order_relaxed);
-    callbacks_.OnTimer(timer.key);
+    callbacks_.OnTimer(*key);
   }
 }
 
@@ -132,8 +139,7 @@ void CurlLoop::DrainFinishedTransfers() {
 }
 
 void CurlLoop::SetTimerFd() {
-  const absl::Time next =
-      timers_.empty() ? absl::InfiniteFuture() : timers_.front().at;
+  const absl::Time next = timers_.next();
   if (next == timer_fd_armed_for_) return;
   timer_fd_armed_for_ = next;
   itimerspec spec{};

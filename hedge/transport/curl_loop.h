@@ -8,8 +8,9 @@
 //
 // Each iteration: Callbacks::OnWakeup (drain the owner's inbox), due timers
 // (Callbacks::OnTimer), curl_multi_perform, finished transfers
-// (Callbacks::OnTransferDone). On Stop, Callbacks::OnStop runs on the loop
-// thread as its last act.
+// (Callbacks::OnTransferDone), then Callbacks::BeforeWait just before the
+// loop sleeps (work that must not delay this iteration's sends). On Stop,
+// Callbacks::OnStop runs on the loop thread as its last act.
 //
 // Thread safety: Start, Stop and Wakeup are safe from any thread (Stop not
 // from the loop thread itself). Everything else is loop thread only, checked
@@ -23,11 +24,11 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
+#include "hedge/transport/timer_heap.h"
 
 namespace tailgate::hedge {
 
@@ -40,6 +41,7 @@ class CurlLoop {
     virtual void OnWakeup() = 0;
     virtual void OnTimer(uint64_t key) = 0;
     virtual void OnTransferDone(CURL* easy, CURLcode result) = 0;
+    virtual void BeforeWait() = 0;
     virtual void OnStop() = 0;
   };
 
@@ -61,22 +63,18 @@ class CurlLoop {
   absl::Status AddTransfer(CURL* easy);
   void RemoveTransfer(CURL* easy);  // aborts it if unfinished
   void ArmTimer(absl::Time at, uint64_t key);  // OnTimer(key) at `at`
+  void CancelTimer(uint64_t key);  // no-op unless `key` is pending
   bool InLoopThread() const;
 
   // Figures for benchmarks: loop iterations and how late timers fired.
   uint64_t iterations() const { return iterations_.load(std::memory_order_relaxed); }
   uint64_t timers_fired() const { return timers_fired_.load(std::memory_order_relaxed); }
+  size_t pending_timers() const { return pending_timers_.load(std::memory_order_relaxed); }
   absl::Duration total_timer_lateness() const {
     return absl::Nanoseconds(lateness_nanos_.load(std::memory_order_relaxed));
   }
 
  private:
-  struct Timer {
-    absl::Time at;
-    uint64_t key;
-    bool operator>(const Timer& other) const { return at > other.at; }
-  };
-
   void Run();
   void FireDueTimers();
   void DrainFinishedTransfers();
@@ -91,11 +89,12 @@ class CurlLoop {
   std::atomic<bool> stopping_{false};
 
   // Loop thread only.
-  std::vector<Timer> timers_;  // a min-heap on `at`
+  TimerHeap timers_;
   absl::Time timer_fd_armed_for_ = absl::InfiniteFuture();
 
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> timers_fired_{0};
+  std::atomic<size_t> pending_timers_{0};
   std::atomic<int64_t> lateness_nanos_{0};
 };
 

@@ -16,6 +16,7 @@
 #include "hedge/replica_picker.h"
 #include "hedge/transport/curl_loop.h"
 #include "hedge/transport/http_attempt.h"
+#include "hedge/transport/warm_connections.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -37,11 +38,13 @@ struct ReplicaCounters {
 // One replica set with its own policy objects. Constant after construction
 // except for the (thread-safe) policy objects and counters.
 struct Upstream {
-  Upstream(const UpstreamConfig& config, EngineObserver* observer)
+  Upstream(const UpstreamConfig& config, Clock& clock,
+           EngineObserver* observer)
       : config(config),
         budget(config.budget),
         delay(std::make_unique<FixedHedgeDelay>(config.hedge_delay)),
-        counters(config.replicas.size()) {
+        counters(config.replicas.size()),
+        warm(clock, WarmConnections::Options{config.preconnect}) {
     std::vector<CircuitBreaker*> raw;
     for (const ReplicaUrl& replica : config.replicas) {
       CircuitBreaker::TransitionListener listener;
@@ -64,6 +67,7 @@ struct Upstream {
   HedgeBudget budget;
   std::unique_ptr<HedgeDelayPolicy> delay;
   std::vector<ReplicaCounters> counters;
+  WarmConnections warm;  // loop thread only, except its stats
 };
 
 // Engine-wide counters.
@@ -138,7 +142,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
         loop_(clock, *this,
               CurlLoop::Options{static_cast<long>(config_.admission.max_attempts)}) {
     for (const UpstreamConfig& upstream : config_.upstreams) {
-      upstreams_.push_back(std::make_unique<Upstream>(upstream, observer));
+      upstreams_.push_back(
+          std::make_unique<Upstream>(upstream, clock_, observer));
     }
   }
 
@@ -225,6 +230,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void OnWakeup() override;
   void OnTimer(uint64_t key) override;
   void OnTransferDone(CURL* easy, CURLcode result) override;
+  void BeforeWait() override;
   void OnStop() override;
 
   void Execute(Read& read, const Actions& actions);
@@ -316,6 +322,7 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   replica.attempt_duration.Record(now - slot->started);
   if (outcome != AttemptOutcome::kSuccess) {
     CountFailure(*read.upstream, read.decision.replica(slot->index));
+    read.upstream->warm.ForgetPeerOf(easy);
   } else {
     read.upstream->delay->ObserveLatency(now - slot->started);
   }
@@ -323,6 +330,10 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   counters_.in_flight_attempts.fetch_sub(1, std::memory_order_relaxed);
   // The slot keeps the response until Finish takes it or the read ends.
   Execute(read, read.decision.OnAttemptDone(slot->index, outcome, now));
+}
+
+void EngineImpl::BeforeWait() {
+  for (auto& upstream : upstreams_) upstream->warm.Refill();
 }
 
 void EngineImpl::OnStop() {
@@ -351,6 +362,10 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
         // Always followed by the read's kFinish, which detaches the handle.
         if (action.timed_out) {
           CountFailure(*read.upstream, read.decision.replica(action.attempt));
+          if (read.slots[action.attempt] != nullptr) {
+            read.upstream->warm.ForgetPeerOf(
+                read.slots[action.attempt]->http.handle());
+          }
         }
         Uncount(read, action.attempt);
         break;
@@ -397,6 +412,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   request.headers = &read.request.headers;
   request.http_version = upstream.config.http_version;
   request.ca_file = &upstream.config.ca_file;
+  request.warm = &upstream.warm;
 
   ReplicaCounters& replica = upstream.counters[action.replica];
   replica.attempts[static_cast<int>(action.kind)].fetch_add(
@@ -505,6 +521,9 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   counters_.request_duration.Record(now - read.admitted);
   counters_.in_flight_requests.fetch_sub(1, std::memory_order_relaxed);
 
+  // Its timers would only wake the loop for nothing.
+  loop_.CancelTimer(TimerKey(read.id, TimerKind::kHedge));
+  loop_.CancelTimer(TimerKey(read.id, TimerKind::kDeadline));
   auto node = reads_.extract(read.id);
   std::unique_ptr<Read> owned = std::move(node.mapped());
   // Free the max_requests slot before the caller hears back, so a caller that
@@ -551,6 +570,14 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.in_flight_attempts = load(counters_.in_flight_attempts);
   s.loop_iterations = loop_.iterations();
   s.timers_fired = loop_.timers_fired();
+  s.timers_pending = loop_.pending_timers();
+  for (const auto& upstream : upstreams_) {
+    const WarmConnectionStats warm = upstream->warm.stats();
+    s.warm_connections.opened += warm.opened;
+    s.warm_connections.used += warm.used;
+    s.warm_connections.discarded += warm.discarded;
+    s.warm_connections.idle += warm.idle;
+  }
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.request_duration = counters_.request_duration.Snapshot();
   for (const auto& upstream : upstreams_) {
@@ -615,6 +642,11 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
     if (absl::Status s = CheckHttp2Support(upstream); !s.ok()) return s;
     if (upstream.hedge_delay <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError("hedge_delay: must be positive");
+    }
+    if (upstream.preconnect < 0 || upstream.preconnect > kMaxPreconnect) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("preconnect: must be in [0, ", kMaxPreconnect,
+                       "], got ", upstream.preconnect));
     }
   }
   for (size_t i = 0; i < config.upstreams.size(); ++i) {

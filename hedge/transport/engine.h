@@ -50,6 +50,7 @@
 #include "hedge/http_hygiene.h"
 #include "hedge/latency_histogram.h"
 #include "hedge/replica_url.h"
+#include "hedge/transport/warm_connection_stats.h"
 
 namespace tailgate::hedge {
 
@@ -67,6 +68,9 @@ struct UpstreamConfig {
   absl::Duration hedge_delay = absl::Milliseconds(25);
   HttpVersion http_version = HttpVersion::kHttp1;
   std::string ca_file;  // for https replicas; "" = system CAs
+  // TCP connections kept open ahead of need per replica address, so an
+  // attempt rarely waits for a handshake (warm_connections.h). 0 = none.
+  int preconnect = 0;
 };
 
 struct EngineConfig {
@@ -79,6 +83,7 @@ struct EngineConfig {
 };
 
 inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
+inline constexpr int kMaxPreconnect = 16;  // UpstreamConfig::preconnect
 
 // Checks every field. Like the policy validators, each message starts with
 // the name of the bad field ("max_response_bytes: ..."); the server turns
@@ -148,6 +153,8 @@ struct EngineSnapshot {
   // The loop's own cost: wake-ups, and how late its timers fired in total.
   uint64_t loop_iterations = 0;
   uint64_t timers_fired = 0;
+  uint64_t timers_pending = 0;  // armed and neither fired nor cancelled
+  WarmConnectionStats warm_connections;  // summed over upstreams
   absl::Duration timer_lateness_total;
   HistogramSnapshot request_duration;
   std::vector<ReplicaSnapshot> replicas;

@@ -106,6 +106,7 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
       .Set(CURLOPT_WRITEFUNCTION, &HttpAttempt::OnBody)
       .Set(CURLOPT_WRITEDATA, this);
   if (request.head) options.Set(CURLOPT_NOBODY, 1L);
+  if (request.warm != nullptr) request.warm->Attach(easy_);
   if (request.ca_file != nullptr && !request.ca_file->empty()) {
     options.Set(CURLOPT_CAINFO, request.ca_file->c_str());
   }

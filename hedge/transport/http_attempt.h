@@ -25,6 +25,7 @@
 #include "hedge/http_hygiene.h"
 #include "hedge/read_decision.h"
 #include "hedge/transport/engine.h"
+#include "hedge/transport/warm_connections.h"
 
 namespace tailgate::hedge {
 
@@ -40,6 +41,7 @@ struct AttemptRequest {
   const std::vector<HttpHeader>* headers = nullptr;  // sanitized; not owned
   HttpVersion http_version = HttpVersion::kHttp1;
   const std::string* ca_file = nullptr;  // not owned; "" = system CAs
+  WarmConnections* warm = nullptr;       // not owned; null = curl's sockets
 };
 
 class HttpAttempt {

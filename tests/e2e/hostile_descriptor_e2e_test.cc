@@ -349,7 +349,10 @@ TEST_F(HostileDescriptorE2eTest, ProxyVariablesInTheEnvironmentAreIgnored) {
   }
 
   ExpectForwardedAs(WithPath("/direct"), replica, "/direct");
-  EXPECT_EQ(replica.connections_accepted(), 1);
+  // Direct, not through the trap: curl's connection, plus perhaps already
+  // the warm spare of --preconnect.
+  EXPECT_GE(replica.connections_accepted(), 1);
+  EXPECT_LE(replica.connections_accepted(), 2);
 }
 
 TEST_F(HostileDescriptorE2eTest, NoDescriptorReachesAHostThatIsNotAReplica) {

@@ -64,7 +64,11 @@ std::vector<std::string> FaultTest::Flags() const {
           absl::StrCat("--timeout=", absl::FormatDuration(kTimeout)),
           absl::StrCat("--failure_threshold=", kFailureThreshold),
           absl::StrCat("--cooldown=", absl::FormatDuration(kCooldown)),
-          absl::StrCat("--max_response_bytes=", kMaxResponseBytes)};
+          absl::StrCat("--max_response_bytes=", kMaxResponseBytes),
+          // Counting a replica's open connections shows that each attempt's
+          // own connection went away; warm spares (engine_preconnect_test)
+          // would blur that count.
+          "--preconnect=0"};
 }
 
 void FaultTest::StartTailgateOn(const std::vector<std::string>& backends) {

@@ -57,6 +57,21 @@ TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
   EXPECT_EQ(TotalRequests(), 1);
 }
 
+// A read arms a hedge and a deadline timer; finishing it disarms both, so
+// the loop never wakes up for a read that is gone.
+TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
+  StartReplicas({Always(Answer("a")), Always(Answer("b"))});
+  StartEngine(LongHedgeConfig());
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response = Read("/t");
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_FALSE(response->trace.hedged);
+  }
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.timers_pending, 0u);
+  EXPECT_EQ(stats.timers_fired, 0u);
+}
+
 TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
   StartReplicas(
       {Always(Answer("slow", absl::Seconds(3))), Always(Answer("fast"))});
@@ -80,6 +95,9 @@ TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
   EXPECT_EQ(stats.hedges, 1u);
   EXPECT_EQ(stats.hedge_wins, 1u);
   EXPECT_EQ(stats.in_flight_attempts, 0);
+  // The hedge timer fired; the deadline timers were disarmed.
+  EXPECT_EQ(stats.timers_fired, 1u);
+  EXPECT_EQ(stats.timers_pending, 0u);
 }
 
 TEST_F(EngineHedgingTest, HedgeStartsAfterTheDelayOnAnotherReplica) {

@@ -1,0 +1,227 @@
+#include "hedge/transport/warm_connections.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace tailgate::hedge {
+namespace {
+
+constexpr absl::Duration kSweepEvery = absl::Seconds(1);
+
+int NewSocket(int family, int socktype, int protocol) {
+  return socket(family, socktype | SOCK_CLOEXEC, protocol);
+}
+
+std::string PeerKey(absl::string_view ip, long port) {
+  return absl::StrCat(ip, " ", port);
+}
+
+// "ip port" of an IPv4 or IPv6 socket address; "" for any other family.
+std::string PeerKey(const sockaddr* address) {
+  char ip[INET6_ADDRSTRLEN] = {};
+  if (address->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(address);
+    inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+    return PeerKey(ip, ntohs(in->sin_port));
+  }
+  if (address->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(address);
+    inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+    return PeerKey(ip, ntohs(in6->sin6_port));
+  }
+  return "";
+}
+
+}  // namespace
+
+WarmConnections::WarmConnections(Clock& clock, Options options)
+    : clock_(clock), options_(options) {}
+
+WarmConnections::~WarmConnections() {
+  for (auto& [key, pool] : pools_) {
+    for (const Warm& warm : pool.idle) close(warm.fd);
+  }
+}
+
+void WarmConnections::Attach(CURL* easy) {
+  if (options_.per_address <= 0) return;
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION,
+                   &WarmConnections::OnOpenSocket);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION,
+                   &WarmConnections::OnSocketOption);
+  curl_easy_setopt(easy, CURLOPT_SOCKOPTDATA, this);
+}
+
+curl_socket_t WarmConnections::OnOpenSocket(void* self, curlsocktype purpose,
+                                            curl_sockaddr* address) noexcept {
+  if (purpose != CURLSOCKTYPE_IPCXN) {
+    return NewSocket(address->family, address->socktype, address->protocol);
+  }
+  return static_cast<WarmConnections*>(self)->OpenSocket(*address);
+}
+
+int WarmConnections::OnSocketOption(void* self, curl_socket_t fd,
+                                    curlsocktype) noexcept {
+  // Erasing first: a warm fd is reported as connected exactly once.
+  return static_cast<WarmConnections*>(self)->handed_out_.erase(fd) > 0
+             ? CURL_SOCKOPT_ALREADY_CONNECTED
+             : CURL_SOCKOPT_OK;
+}
+
+curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
+  std::string key = PeerKey(&address.addr);
+  auto it = pools_.find(key);
+  if (it == pools_.end() && !key.empty() &&
+      static_cast<int>(pools_.size()) < kMaxAddresses) {
+    Pool pool;
+    pool.family = address.family;
+    pool.socktype = address.socktype;
+    pool.protocol = address.protocol;
+    // curl's `addr` is followed by room for the longest address: addrlen
+    // bytes are valid even though the member is only a struct sockaddr.
+    pool.address.assign(
+        reinterpret_cast<const char*>(&address.addr),
+        std::min<size_t>(address.addrlen, sizeof(sockaddr_storage)));
+    it = pools_.emplace(std::move(key), std::move(pool)).first;
+  }
+  if (it != pools_.end()) {
+    Pool& pool = it->second;
+    pool.wanted = true;
+    any_wanted_ = true;
+    const int fd = TakeReady(pool, clock_.Now());
+    if (fd >= 0) {
+      handed_out_.insert(fd);
+      used_.fetch_add(1, std::memory_order_relaxed);
+      return fd;
+    }
+  }
+  return NewSocket(address.family, address.socktype, address.protocol);
+}
+
+int WarmConnections::TakeReady(Pool& pool, absl::Time now) {
+  for (size_t i = 0; i < pool.idle.size();) {
+    const Warm warm = pool.idle[i];
+    switch (Check(warm, now)) {
+      case Health::kReady:
+        pool.idle.erase(pool.idle.begin() + i);
+        idle_.fetch_sub(1, std::memory_order_relaxed);
+        return warm.fd;
+      case Health::kConnecting:
+        ++i;
+        break;
+      case Health::kDead:
+        pool.idle.erase(pool.idle.begin() + i);
+        Discard(warm.fd);
+        break;
+    }
+  }
+  return -1;
+}
+
+WarmConnections::Health WarmConnections::Check(const Warm& warm,
+                                               absl::Time now) const {
+  if (now - warm.opened > options_.max_idle) return Health::kDead;
+  pollfd probe{warm.fd, POLLIN | POLLOUT | POLLRDHUP, 0};
+  if (poll(&probe, 1, 0) < 0) return Health::kDead;
+  // An HTTP or TLS server never speaks first: anything readable is a close,
+  // a reset or garbage.
+  if ((probe.revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) != 0) {
+    return Health::kDead;
+  }
+  if ((probe.revents & POLLOUT) == 0) return Health::kConnecting;
+  int error = 0;
+  socklen_t length = sizeof(error);
+  if (getsockopt(warm.fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 ||
+      error != 0) {
+    return Health::kDead;
+  }
+  return Health::kReady;
+}
+
+void WarmConnections::Refill() {
+  const absl::Time now = clock_.Now();
+  const bool sweep = now - last_sweep_ >= kSweepEvery;
+  if (!any_wanted_ && !sweep) return;
+  if (sweep) last_sweep_ = now;
+  for (auto& [key, pool] : pools_) {
+    if (sweep) Sweep(pool, now);
+    if (pool.wanted) TopUp(pool);
+  }
+  any_wanted_ = false;
+}
+
+void WarmConnections::ForgetPeerOf(CURL* easy) {
+  if (pools_.empty()) return;
+  char* ip = nullptr;
+  long port = 0;
+  if (curl_easy_getinfo(easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK ||
+      ip == nullptr || ip[0] == '\0' ||
+      curl_easy_getinfo(easy, CURLINFO_PRIMARY_PORT, &port) != CURLE_OK) {
+    return;  // never connected
+  }
+  auto it = pools_.find(PeerKey(ip, port));
+  if (it == pools_.end()) return;
+  Pool& pool = it->second;
+  pool.wanted = false;
+  for (const Warm& warm : pool.idle) Discard(warm.fd);
+  pool.idle.clear();
+}
+
+void WarmConnections::Sweep(Pool& pool, absl::Time now) {
+  auto dead = std::stable_partition(
+      pool.idle.begin(), pool.idle.end(),
+      [&](const Warm& warm) { return Check(warm, now) != Health::kDead; });
+  for (auto it = dead; it != pool.idle.end(); ++it) Discard(it->fd);
+  pool.idle.erase(dead, pool.idle.end());
+}
+
+void WarmConnections::TopUp(Pool& pool) {
+  pool.wanted = false;
+  while (static_cast<int>(pool.idle.size()) < options_.per_address) {
+    const int fd = NewSocket(pool.family, pool.socktype | SOCK_NONBLOCK,
+                             pool.protocol);
+    if (fd < 0) return;
+    opened_.fetch_add(1, std::memory_order_relaxed);
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(fd, reinterpret_cast<const sockaddr*>(pool.address.data()),
+                static_cast<socklen_t>(pool.address.size())) != 0 &&
+        errno != EINPROGRESS) {
+      // Refused at once: no retry until curl connects there again.
+      discarded_.fetch_add(1, std::memory_order_relaxed);
+      close(fd);
+      return;
+    }
+    pool.idle.push_back(Warm{fd, clock_.Now()});
+    idle_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void WarmConnections::Discard(int fd) {
+  discarded_.fetch_add(1, std::memory_order_relaxed);
+  idle_.fetch_sub(1, std::memory_order_relaxed);
+  close(fd);
+}
+
+WarmConnectionStats WarmConnections::stats() const {
+  WarmConnectionStats stats;
+  stats.opened = opened_.load(std::memory_order_relaxed);
+  stats.used = used_.load(std::memory_order_relaxed);
+  stats.discarded = discarded_.load(std::memory_order_relaxed);
+  stats.idle = idle_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+}  // namespace tailgate::hedge

@@ -1,0 +1,116 @@
+// WarmConnections: TCP connections opened ahead of need, per destination
+// address, handed to libcurl when it wants a new connection.
+//
+// Why: over HTTP/1.1 a cancelled loser takes its connection with it, so the
+// next attempt on that replica pays a TCP handshake (0.2-0.4 ms on loopback
+// here, a network round trip elsewhere) — and that attempt is often the
+// hedge, the one the caller is waiting for.
+//
+// How: Attach() gives an attempt's easy handle the open-socket and
+// socket-option callbacks. When curl wants a new connection to address X it
+// calls OpenSocket: a live warm socket to X is handed over and curl is told
+// it is already connected; otherwise a fresh socket is made, as curl would.
+// Either way X now wants a replacement, and Refill() (called by the loop
+// between iterations, after the request went out) starts non-blocking
+// connects until X has `per_address` warm sockets again.
+//
+// A warm socket is handed out only when it is connected, has no error, has
+// not been closed or written to by the peer, and is younger than
+// `max_idle`; otherwise it is closed (or, while still connecting, left).
+// Refill() also sweeps such sockets out about once a second while the loop
+// is awake. Only addresses curl itself connected to are ever warmed, so no
+// connection is made before a replica's first attempt, and none at all with
+// per_address 0 (then Attach does nothing).
+//
+// Thread safety: loop thread only (curl calls back from
+// curl_multi_perform). Counters are atomics, readable from any thread.
+
+#ifndef TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_
+#define TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "hedge/clock.h"
+#include "hedge/transport/engine.h"
+#include "hedge/transport/warm_connection_stats.h"
+
+namespace tailgate::hedge {
+
+class WarmConnections {
+ public:
+  struct Options {
+    int per_address = 1;  // 0 disables; at most kMaxPreconnect
+    absl::Duration max_idle = absl::Seconds(30);
+  };
+  // Addresses warmed at once; beyond them curl makes its own sockets.
+  static constexpr int kMaxAddresses = 256;
+
+  WarmConnections(Clock& clock, Options options);
+  ~WarmConnections();  // closes every warm socket
+  WarmConnections(const WarmConnections&) = delete;
+  WarmConnections& operator=(const WarmConnections&) = delete;
+
+  // Sets the socket callbacks on `easy` (after each curl_easy_reset).
+  void Attach(CURL* easy);
+
+  // Starts the connects that handed-out sockets asked for; sweeps dead and
+  // old sockets at most once a second.
+  void Refill();
+
+  // Closes the spares to the peer `easy` last talked to: its attempt failed,
+  // so they are suspect too. They come back only when curl connects there
+  // again (a later attempt, such as the circuit's half-open probe).
+  void ForgetPeerOf(CURL* easy);
+
+  WarmConnectionStats stats() const;
+
+ private:
+  struct Warm {
+    int fd;
+    absl::Time opened;
+  };
+  struct Pool {
+    int family = 0;
+    int socktype = 0;
+    int protocol = 0;
+    std::string address;     // raw sockaddr bytes, for connect()
+    std::vector<Warm> idle;  // oldest first
+    bool wanted = false;     // Refill should top it up
+  };
+  enum class Health { kReady, kConnecting, kDead };
+
+  static curl_socket_t OnOpenSocket(void* self, curlsocktype purpose,
+                                    curl_sockaddr* address) noexcept;
+  static int OnSocketOption(void* self, curl_socket_t fd,
+                            curlsocktype purpose) noexcept;
+  curl_socket_t OpenSocket(const curl_sockaddr& address);
+  int TakeReady(Pool& pool, absl::Time now);
+  Health Check(const Warm& warm, absl::Time now) const;
+  void TopUp(Pool& pool);
+  void Sweep(Pool& pool, absl::Time now);
+  void Discard(int fd);
+
+  Clock& clock_;
+  const Options options_;
+  absl::flat_hash_map<std::string, Pool> pools_;  // by "ip port"
+  absl::flat_hash_set<int> handed_out_;  // between the two callbacks
+  bool any_wanted_ = false;
+  absl::Time last_sweep_ = absl::InfinitePast();
+
+  std::atomic<uint64_t> opened_{0};
+  std::atomic<uint64_t> used_{0};
+  std::atomic<uint64_t> discarded_{0};
+  std::atomic<int64_t> idle_{0};
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_
