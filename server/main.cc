@@ -59,6 +59,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
                      {"failure_threshold", upstream.circuit.failure_threshold},
                      {"cooldown", upstream.circuit.cooldown},
                      {"preconnect", upstream.preconnect},
+                     {"timer_spin", config.engine.timer_spin},
                      {"drain_timeout", config.drain_timeout},
                      {"backend_http2",
                       upstream.http_version == hedge::HttpVersion::kHttp2}});

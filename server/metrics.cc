@@ -164,6 +164,10 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
        Counter(engine.warm_connections.discarded, {{"event", "discarded"}})});
   add("tailgate_preconnected_idle", "Warm upstream connections held now.",
       MetricType::Gauge, {Gauge(engine.warm_connections.idle)});
+  add("tailgate_timer_spin_seconds_total",
+      "CPU time the engine loop spent spinning for due timers (--timer_spin).",
+      MetricType::Counter,
+      {Counter(absl::ToDoubleSeconds(engine.timer_spin_total))});
   add("tailgate_amplification_ratio",
       "Upstream attempts per admitted read since start (0 before any read).",
       MetricType::Gauge, {Gauge(Amplification(engine))});

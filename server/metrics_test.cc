@@ -51,6 +51,7 @@ hedge::EngineSnapshot Busy() {
   engine.in_flight_attempts = 3;
   engine.hedge_credits = 1.5;
   engine.warm_connections = {21, 17, 3, 1};
+  engine.timer_spin_total = absl::Milliseconds(250);
   engine.request_duration = Latencies({1, 1, 30, 5000});
   hedge::ReplicaSnapshot a =
       Replica("http://a:8001", hedge::CircuitState::kOpen, 3);
@@ -133,6 +134,7 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_replica_in_flight_attempts", "gauge"},
       {"tailgate_preconnects_total", "counter"},
       {"tailgate_preconnected_idle", "gauge"},
+      {"tailgate_timer_spin_seconds_total", "counter"},
   };
   for (const auto& [name, type] : names) {
     EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
@@ -179,6 +181,7 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_preconnects_total{event=\"used\"} 17",
            "tailgate_preconnects_total{event=\"discarded\"} 3",
            "tailgate_preconnected_idle 1",
+           "tailgate_timer_spin_seconds_total 0.25",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }

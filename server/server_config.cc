@@ -64,6 +64,10 @@ ABSL_FLAG(std::string, preconnect, tailgate::server::RawFlags().preconnect,
           "TCP connections kept open ahead of need to each replica address "
           "(0 to 16), so an attempt - often the hedge - need not wait for a "
           "handshake; 0 disables.");
+ABSL_FLAG(std::string, timer_spin, tailgate::server::RawFlags().timer_spin,
+          "Wake this long before a hedge is due and spin until it is (0 to "
+          "1ms): an idle CPU's wake-up would otherwise delay every hedge. "
+          "Costs at most this much CPU per hedge timer; 0 disables.");
 ABSL_FLAG(std::string, ca_file, tailgate::server::RawFlags().ca_file,
           "PEM CA bundle for https replicas; empty uses the system CAs.");
 ABSL_FLAG(std::string, log_format, tailgate::server::RawFlags().log_format,
@@ -250,6 +254,12 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
                                               : hedge::HttpVersion::kHttp1;
   upstream.ca_file = flags.ca_file;
+  engine.timer_spin = reader.Duration("timer_spin", flags.timer_spin);
+  if (engine.timer_spin < absl::ZeroDuration() ||
+      engine.timer_spin > hedge::kMaxTimerSpin) {
+    reader.Fail("timer_spin", absl::StrCat("must be in [0, 1ms], got ",
+                                           flags.timer_spin));
+  }
   const int64_t preconnect = reader.Integer("preconnect", flags.preconnect);
   if (preconnect < 0 || preconnect > hedge::kMaxPreconnect) {
     reader.Fail("preconnect", absl::StrCat("must be in [0, ",
@@ -294,6 +304,7 @@ RawFlags RawFlagsFromCommandLine() {
       absl::GetFlag(FLAGS_max_streams_per_connection);
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   flags.preconnect = absl::GetFlag(FLAGS_preconnect);
+  flags.timer_spin = absl::GetFlag(FLAGS_timer_spin);
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   flags.failure_threshold = absl::GetFlag(FLAGS_failure_threshold);
   flags.cooldown = absl::GetFlag(FLAGS_cooldown);

@@ -48,6 +48,7 @@ struct RawFlags {
   std::string drain_timeout = "5s";
   bool backend_http2 = false;
   std::string preconnect = "1";
+  std::string timer_spin = "100us";
   std::string ca_file;
   std::string log_format = "logfmt";
 };

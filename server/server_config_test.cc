@@ -60,6 +60,7 @@ TEST(ServerConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp1);
   EXPECT_EQ(upstream.ca_file, "");
   EXPECT_EQ(upstream.preconnect, 1);
+  EXPECT_EQ(engine.timer_spin, absl::Microseconds(100));
 }
 
 TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
@@ -82,6 +83,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   flags.ca_file = "/dev/null";
   flags.log_format = "json";
   flags.preconnect = "4";
+  flags.timer_spin = "0s";
   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->listen.is_unix);
@@ -103,6 +105,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp2);
   EXPECT_EQ(upstream.ca_file, "/dev/null");
   EXPECT_EQ(upstream.preconnect, 4);
+  EXPECT_EQ(engine.timer_spin, absl::ZeroDuration());
 }
 
 TEST(ServerConfigTest, Backends) {
@@ -274,6 +277,18 @@ TEST(ServerConfigTest, PreconnectEdges) {
   EXPECT_EQ(ErrorOf(flags), "--preconnect: must be in [0, 16], got -1");
   flags.preconnect = "some";
   EXPECT_EQ(ErrorOf(flags), "--preconnect: want an integer, got \"some\"");
+}
+
+TEST(ServerConfigTest, TimerSpinEdges) {
+  RawFlags flags = Valid();
+  flags.timer_spin = "1ms";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->engine.timer_spin, absl::Milliseconds(1));
+  flags.timer_spin = "1000001ns";
+  EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got 1000001ns");
+  flags.timer_spin = "-1us";
+  EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got -1us");
 }
 
 TEST(ServerConfigTest, MaxResponseBytesEdges) {

@@ -140,7 +140,9 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
                         config_.max_response_headers,
                         config_.max_response_header_bytes},
         loop_(clock, *this,
-              CurlLoop::Options{static_cast<long>(config_.admission.max_attempts)}) {
+              CurlLoop::Options{
+                  static_cast<long>(config_.admission.max_attempts),
+                  config_.timer_spin}) {
     for (const UpstreamConfig& upstream : config_.upstreams) {
       upstreams_.push_back(
           std::make_unique<Upstream>(upstream, clock_, observer));
@@ -579,6 +581,7 @@ EngineSnapshot EngineImpl::Snapshot() const {
     s.warm_connections.idle += warm.idle;
   }
   s.timer_lateness_total = loop_.total_timer_lateness();
+  s.timer_spin_total = loop_.total_timer_spin();
   s.request_duration = counters_.request_duration.Snapshot();
   for (const auto& upstream : upstreams_) {
     s.hedge_credits += upstream->budget.credits();
@@ -656,6 +659,12 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
             "upstreams: duplicate name \"", config.upstreams[i].name, "\""));
       }
     }
+  }
+  if (config.timer_spin < absl::ZeroDuration() ||
+      config.timer_spin > kMaxTimerSpin) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timer_spin: must be in [0, ", absl::FormatDuration(kMaxTimerSpin),
+        "], got ", absl::FormatDuration(config.timer_spin)));
   }
   if (absl::Status s = ValidateAdmissionConfig(config.admission); !s.ok()) {
     return s;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/fake_clock.h"
@@ -44,12 +45,23 @@ class EnginePreconnectTest : public EngineFixture {
   // Makes curl drop its cached connection: a read that hangs on it is
   // cancelled, which closes the connection.
   void DropCachedConnection(const std::string& target) {
+    const int64_t before = replicas_[0]->requests_received();
     PendingRead& pending = NewPendingRead();
     const uint64_t id = Submit(Get(target), pending);
-    ASSERT_TRUE(replicas_[0]->WaitForRequests(
-        replicas_[0]->requests_received() + 1, kWait));
+    ASSERT_TRUE(replicas_[0]->WaitForRequests(before + 1, kWait));
     engine_->Cancel(id);
     EXPECT_EQ(pending.Wait().status().code(), absl::StatusCode::kCancelled);
+  }
+
+  // Waits until the engine holds `n` spares (they are opened on the loop
+  // thread after the read that asked for them has completed).
+  bool WaitForIdleSpares(int64_t n) {
+    const absl::Time limit = absl::Now() + kWait;
+    while (engine_->Snapshot().warm_connections.idle != n) {
+      if (absl::Now() > limit) return false;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return true;
   }
 
   FakeClock clock_;  // outlives the engine, which TearDown destroys
@@ -82,6 +94,7 @@ TEST_F(EnginePreconnectTest, SpareIsOpenedUsedAndReplaced) {
   EXPECT_EQ(response->body, "a");
   EXPECT_EQ(ConnectionOf("/b"), 1);  // the spare, accepted before the read
   // Replaced: curl's connection (the former spare) plus a new spare.
+  ASSERT_TRUE(WaitForIdleSpares(1));
   ASSERT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));
   const hedge::WarmConnectionStats warm = engine_->Snapshot().warm_connections;
   EXPECT_EQ(warm.opened, 2u);
@@ -158,7 +171,7 @@ TEST_F(EnginePreconnectTest, SpareOlderThanMaxIdleIsDiscarded) {
   clock_.Advance(absl::Seconds(30));
   ASSERT_TRUE(Read("/b").ok());
   EXPECT_EQ(ConnectionOf("/b"), 1);  // 30 s old: used
-  ASSERT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));
+  ASSERT_TRUE(WaitForIdleSpares(1));
 
   DropCachedConnection("/hang2");
   clock_.Advance(absl::Seconds(30) + absl::Nanoseconds(1));
