@@ -573,18 +573,16 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.loop_iterations = loop_.iterations();
   s.timers_fired = loop_.timers_fired();
   s.timers_pending = loop_.pending_timers();
-  for (const auto& upstream : upstreams_) {
-    const WarmConnectionStats warm = upstream->warm.stats();
-    s.warm_connections.opened += warm.opened;
-    s.warm_connections.used += warm.used;
-    s.warm_connections.discarded += warm.discarded;
-    s.warm_connections.idle += warm.idle;
-  }
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.timer_spin_total = loop_.total_timer_spin();
   s.request_duration = counters_.request_duration.Snapshot();
   for (const auto& upstream : upstreams_) {
     s.hedge_credits += upstream->budget.credits();
+    const WarmConnectionStats warm = upstream->warm.stats();
+    s.warm_connections.opened += warm.opened;
+    s.warm_connections.used += warm.used;
+    s.warm_connections.discarded += warm.discarded;
+    s.warm_connections.idle += warm.idle;
     for (size_t i = 0; i < upstream->config.replicas.size(); ++i) {
       const ReplicaCounters& counters = upstream->counters[i];
       ReplicaSnapshot replica;

@@ -39,7 +39,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
-#include "hedge/transport/engine.h"
 #include "hedge/transport/warm_connection_stats.h"
 
 namespace tailgate::hedge {
@@ -47,7 +46,7 @@ namespace tailgate::hedge {
 class WarmConnections {
  public:
   struct Options {
-    int per_address = 1;  // 0 disables; at most kMaxPreconnect
+    int per_address = 1;  // 0 disables; at most kMaxPreconnect (engine.h)
     absl::Duration max_idle = absl::Seconds(30);
   };
   // Addresses warmed at once; beyond them curl makes its own sockets.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "tests/fake_clock.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
@@ -70,6 +71,26 @@ TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.timers_pending, 0u);
   EXPECT_EQ(stats.timers_fired, 0u);
+}
+
+// The loop spins up to timer_spin for a timer that is nearly due, bounded in
+// real time: a clock that never moves (this fake one) must not trap it.
+TEST_F(EngineHedgingTest, TimerSpinEndsEvenIfTheClockStands) {
+  FakeClock clock;
+  StartReplicas({Always(Answer("a")), Always(Answer("b"))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.timer_spin = absl::Microseconds(500);
+  config.upstreams[0].hedge_delay = absl::Microseconds(100);  // inside it
+  StartEngineWithUrls(config, ReplicaUrls(), clock);
+  PendingRead& pending = NewPendingRead();
+  Submit(Get("/s"), pending);
+  const absl::StatusOr<hedge::EngineResponse>& response = pending.Wait();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_FALSE(response->trace.hedged);  // the fake clock never got there
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_GT(stats.timer_spin_total, absl::ZeroDuration());
+  EXPECT_EQ(stats.timers_fired, 0u);
+  engine_.reset();  // before `clock` goes away
 }
 
 TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
