@@ -7,11 +7,11 @@
 
 namespace tailgate::experiment {
 
-absl::StatusOr<std::vector<absl::Duration>> RunSequentialReads(
+absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
     const std::function<std::string(int64_t)>& path, Progress& progress) {
-  std::vector<absl::Duration> latencies;
-  latencies.reserve(count);
+  std::vector<SequentialRead> reads;
+  reads.reserve(count);
   ReadRequest request;
   for (int64_t i = 0; i < count; ++i) {
     request.path = path(i);
@@ -21,10 +21,10 @@ absl::StatusOr<std::vector<absl::Duration>> RunSequentialReads(
     if (Classify(response) != ReadOutcome::kOk) {
       return absl::InternalError(DescribeFailure(request.path, response));
     }
-    latencies.push_back(latency);
+    reads.push_back({latency, response->trace.latency, response->trace.hedged});
     progress.Update(i + 1);
   }
-  return latencies;
+  return reads;
 }
 
 }  // namespace tailgate::experiment

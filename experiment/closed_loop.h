@@ -20,11 +20,20 @@
 
 namespace tailgate::experiment {
 
-// Reads path(0), path(1), ..., path(count - 1) in order; the latencies in
-// the same order. Any read that is not a 200 "replicated-value" stops the
+// One measured read: what the client saw and what the sidecar reported of
+// itself (ReadTrace), so that the gRPC round trip can be told apart from
+// the sidecar's own time.
+struct SequentialRead {
+  absl::Duration latency;          // around the blocking call, client side
+  absl::Duration sidecar_latency;  // ReadTrace.latency: admission to answer
+  bool hedged = false;             // ReadTrace.hedged
+};
+
+// Reads path(0), path(1), ..., path(count - 1) in order; the reads in the
+// same order. Any read that is not a 200 "replicated-value" stops the
 // run with an error naming it: a sequential client at this load must never
 // be rejected, time out or see a wrong body.
-absl::StatusOr<std::vector<absl::Duration>> RunSequentialReads(
+absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
     const std::function<std::string(int64_t)>& path, Progress& progress);
 

@@ -57,7 +57,22 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assertEqual(line["metrics"]["requests"], 100)
             self.assertLessEqual(line["p50_ms"], line["p99_ms"])
             self.assertLessEqual(line["p99_ms"], line["max_ms"])
+            # The split: every read has a round trip; the hedged reads are
+            # the ones the sidecar says it hedged, each one hedge.
+            self.assert_fields(line, ["grpc_round_trip_" + f
+                                      for f in LATENCY_FIELDS])
+            self.assertEqual(line["grpc_round_trip_samples"], 100)
+            self.assertLessEqual(line["grpc_round_trip_p50_ms"],
+                                 line["p50_ms"])
+            self.assertEqual(line["hedged_samples"],
+                             line["metrics"]["hedges"])
+            self.assertEqual(line["hedged_sidecar_samples"],
+                             line["hedged_samples"])
         baseline, hedged = lines
+        self.assertIsNone(baseline["hedged_p99_ms"])
+        self.assertGreater(hedged["hedged_samples"], 0)
+        self.assertLess(hedged["hedged_sidecar_p50_ms"],
+                        hedged["hedged_p50_ms"])
         self.assertEqual(baseline["metrics"]["hedges"], 0)
         self.assertEqual(baseline["attempts_per_request"], 1.0)
         # The budget: extra attempts <= burst (4) + 0.25 * admitted.

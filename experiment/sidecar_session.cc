@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   if (!admin.ok()) return admin.status();
 
   Progress progress(absl::StrCat(policy.mode, " warm-up"), setup.warmup);
-  absl::StatusOr<std::vector<absl::Duration>> warm = RunSequentialReads(
+  absl::StatusOr<std::vector<SequentialRead>> warm = RunSequentialReads(
       **client, setup.warmup, [](int64_t n) { return WarmupPath(n); },
       progress);
   if (!warm.ok()) return warm.status();

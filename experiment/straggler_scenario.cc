@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "experiment/closed_loop.h"
+#include "experiment/latency_split.h"
 #include "experiment/plots.h"
 #include "experiment/policies.h"
 #include "experiment/progress.h"
@@ -33,21 +34,24 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
     Note(absl::StrCat(scenario, " ", policy.mode, ": ", config.requests,
                       " sequential reads after ", config.warmup,
                       " warm-up reads"));
-    std::vector<absl::Duration> latencies;
+    std::vector<SequentialRead> reads;
     absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
         setup, policy, [&](SidecarSession& session) -> absl::Status {
           Progress progress(absl::StrCat(scenario, " ", policy.mode),
                             config.requests);
-          absl::StatusOr<std::vector<absl::Duration>> measured =
+          absl::StatusOr<std::vector<SequentialRead>> measured =
               RunSequentialReads(
                   session.client(), config.requests,
                   [](int64_t id) { return ReadPath(id); }, progress);
           if (!measured.ok()) return measured.status();
-          latencies = *std::move(measured);
+          reads = *std::move(measured);
           return absl::OkStatus();
         });
     if (!metrics.ok()) return metrics.status();
 
+    std::vector<absl::Duration> latencies;
+    latencies.reserve(reads.size());
+    for (const SequentialRead& read : reads) latencies.push_back(read.latency);
     std::sort(latencies.begin(), latencies.end());
     JsonObject line;
     line.AddString("mode", policy.mode)
@@ -57,6 +61,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
     AddLatencyFields(Summarize(latencies), line);
     line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)
         .AddObject("metrics", MetricsJson(*metrics));
+    AddLatencySplitFields(SplitLatencies(reads), line);
     PrintLine(line);
     curves.push_back({policy.mode, std::move(latencies)});
   }
