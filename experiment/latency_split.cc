@@ -1,6 +1,7 @@
 #include "experiment/latency_split.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "experiment/report.h"

@@ -1,5 +1,6 @@
 #include "experiment/latency_split.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
