@@ -200,7 +200,8 @@ absl::Status RunChaosScenario(const ExperimentConfig& config,
       });
   if (!a.ok()) return a.status();
   const SidecarSetup setup{
-      tailgate, absl::StrCat((*a)->url(), ",", (*b)->url()), {}, config.warmup};
+      tailgate, absl::StrCat((*a)->url(), ",", (*b)->url()), {}, config.warmup,
+      config.sidecar_transport};
 
   Note(absl::StrCat(
       "chaos: ", config.rates[0], " req/s for ",

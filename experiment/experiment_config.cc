@@ -31,6 +31,11 @@ constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
 };
 
+constexpr std::pair<const char*, SidecarTransport> kTransports[] = {
+    {"tcp", SidecarTransport::kTcp},
+    {"unix", SidecarTransport::kUnix},
+};
+
 absl::Status Invalid(absl::string_view flag, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", message));
 }
@@ -114,6 +119,16 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text) {
   return Invalid("scenario",
                  absl::StrCat("want one of ", absl::StrJoin(names, ", "),
                               "; got \"", text, "\""));
+}
+
+absl::StatusOr<SidecarTransport> ParseSidecarTransport(
+    const std::string& text) {
+  if (text.empty()) return SidecarTransport::kTcp;
+  for (const auto& [name, transport] : kTransports) {
+    if (text == name) return transport;
+  }
+  return Invalid("sidecar_transport",
+                 absl::StrCat("want tcp or unix, got \"", text, "\""));
 }
 
 // An error for the first of `flags` given although `scenario` ignores it.
@@ -255,6 +270,13 @@ const char* ScenarioName(Scenario scenario) {
   return "unknown";
 }
 
+const char* SidecarTransportName(SidecarTransport transport) {
+  for (const auto& [name, value] : kTransports) {
+    if (value == transport) return name;
+  }
+  return "unknown";
+}
+
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   ExperimentConfig config;
   absl::StatusOr<Scenario> scenario = ParseScenario(flags.scenario);
@@ -298,6 +320,10 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
     status = ParseChaos(flags, config);
     if (!status.ok()) return status;
   }
+  absl::StatusOr<SidecarTransport> transport =
+      ParseSidecarTransport(flags.sidecar_transport);
+  if (!transport.ok()) return transport.status();
+  config.sidecar_transport = *transport;
   config.plot_dir = flags.plot_dir;
   config.tailgate = flags.tailgate;
   return config;

@@ -32,6 +32,14 @@ enum class Scenario {
   kOverload,
 };
 
+// How the experiment's clients reach each sidecar: loopback TCP (the
+// default, as the seed's client reached its gateway) or a Unix domain
+// socket, as an application in the same pod would.
+enum class SidecarTransport {
+  kTcp,
+  kUnix,
+};
+
 // The flag values as given; empty means "not given".
 struct RawFlags {
   std::string scenario;
@@ -46,6 +54,7 @@ struct RawFlags {
   std::string replica_up;
   std::string plot_dir;
   std::string tailgate;
+  std::string sidecar_transport;
 };
 
 struct ExperimentConfig {
@@ -66,6 +75,8 @@ struct ExperimentConfig {
   // chaos: how long replica A stays killed, then up, in each cycle.
   absl::Duration replica_down = absl::Milliseconds(200);
   absl::Duration replica_up = absl::Milliseconds(300);
+  // Every scenario: the read client's way in (the admin client's is TCP).
+  SidecarTransport sidecar_transport = SidecarTransport::kTcp;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };
@@ -84,6 +95,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
 // "seed", "correlated", "open_loop", "throughput", "chaos", "overload".
 const char* ScenarioName(Scenario scenario);
+
+// "tcp", "unix".
+const char* SidecarTransportName(SidecarTransport transport);
 
 }  // namespace tailgate::experiment
 

@@ -23,6 +23,27 @@ TEST(ExperimentConfigTest, DefaultsAreTheSeedExperiment) {
   EXPECT_EQ(config->requests, 2000);
   EXPECT_EQ(config->warmup, 50);
   EXPECT_TRUE(config->plot_dir.empty());
+  EXPECT_EQ(config->sidecar_transport, SidecarTransport::kTcp);
+}
+
+TEST(ExperimentConfigTest, SidecarTransportForEveryScenario) {
+  for (const char* scenario : {"seed", "open_loop", "throughput", "chaos"}) {
+    RawFlags flags;
+    flags.scenario = scenario;
+    flags.sidecar_transport = "unix";
+    absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+    ASSERT_TRUE(config.ok()) << scenario << ": " << config.status();
+    EXPECT_EQ(config->sidecar_transport, SidecarTransport::kUnix) << scenario;
+    EXPECT_STREQ(SidecarTransportName(config->sidecar_transport), "unix");
+  }
+  RawFlags flags;
+  flags.sidecar_transport = "tcp";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sidecar_transport, SidecarTransport::kTcp);
+  flags.sidecar_transport = "UDS";
+  EXPECT_EQ(ErrorOf(flags),
+            "--sidecar_transport: want tcp or unix, got \"UDS\"");
 }
 
 TEST(ExperimentConfigTest, RequestsBelowTheMinimumNameTheFlag) {

@@ -62,6 +62,9 @@ ABSL_FLAG(std::string, replica_up, "",
 ABSL_FLAG(std::string, plot_dir, "",
           "Write PNG plots (and their gnuplot data and scripts) here; needs "
           "/usr/bin/gnuplot.");
+ABSL_FLAG(std::string, sidecar_transport, "",
+          "How the clients reach each sidecar: tcp (default, loopback) or "
+          "unix (a Unix domain socket in $TMPDIR or /tmp).");
 ABSL_FLAG(std::string, tailgate, "",
           "Path of the tailgate binary (default: //server:tailgate from the "
           "runfiles).");
@@ -83,6 +86,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.replica_up = absl::GetFlag(FLAGS_replica_up);
   flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
+  flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);
   return flags;
 }
 

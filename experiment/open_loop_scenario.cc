@@ -44,7 +44,7 @@ absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
       ReplicaPair::Start(StragglerMix::kSeed);
   if (!replicas.ok()) return replicas.status();
   const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup};
+      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
 
   std::vector<SweepPoint> points;
   std::vector<CdfSeries> curves;

@@ -203,7 +203,7 @@ absl::Status RunOverloadScenario(const ExperimentConfig& config,
   if (!replicas.ok()) return replicas.status();
   const Policy policy = OverloadPolicy();
   const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup};
+      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
 
   OverloadRun run;
   absl::StatusOr<SidecarStats> metrics =

@@ -1,11 +1,16 @@
 #include "experiment/sidecar_session.h"
 
 #include <signal.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cassert>
+#include <cstdlib>
 #include <optional>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "experiment/closed_loop.h"
 #include "experiment/progress.h"
@@ -18,7 +23,30 @@ namespace {
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 constexpr absl::Duration kStopTimeout = absl::Seconds(10);
 
+// A path no other session of any process uses: $TMPDIR (or /tmp), this
+// process's id and a per-process counter.
+absl::StatusOr<std::string> FreshSocketPath() {
+  static std::atomic<int> sessions{0};
+  const char* dir = std::getenv("TMPDIR");
+  const std::string path = absl::StrCat(
+      dir != nullptr && *dir != '\0' ? dir : "/tmp", "/tailgate-experiment-",
+      getpid(), "-", sessions.fetch_add(1), ".sock");
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sidecar_transport=unix: the socket path ", path, " is longer than ",
+        sizeof(sockaddr_un{}.sun_path) - 1, " bytes; set TMPDIR shorter"));
+  }
+  return path;
+}
+
 }  // namespace
+
+SidecarSession::~SidecarSession() {
+  client_.reset();
+  admin_.reset();
+  process_.reset();
+  if (!socket_path_.empty()) unlink(socket_path_.c_str());
+}
 
 absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
     const SidecarSetup& setup, const Policy& policy) {
@@ -26,6 +54,18 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   std::vector<std::string> flags = {"--backends=" + setup.backends};
   flags.insert(flags.end(), policy.flags.begin(), policy.flags.end());
   flags.insert(flags.end(), setup.extra_flags.begin(), setup.extra_flags.end());
+  std::string socket_path;
+  if (setup.transport == SidecarTransport::kUnix) {
+    absl::StatusOr<std::string> path = FreshSocketPath();
+    if (!path.ok()) return path.status();
+    socket_path = *std::move(path);
+    // After the loopback default, which it overrides (the last one wins).
+    flags.push_back("--listen=unix:" + socket_path);
+  }
+  // Until the session owns the path.
+  absl::Cleanup remove_socket = [&socket_path] {
+    if (!socket_path.empty()) unlink(socket_path.c_str());
+  };
   absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
       testing::TailgateProcess::Start(setup.binary, flags);
   if (!process.ok()) return process.status();
@@ -44,8 +84,10 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
       **client, setup.warmup, [](int64_t n) { return WarmupPath(n); },
       progress);
   if (!warm.ok()) return warm.status();
-  return std::unique_ptr<SidecarSession>(new SidecarSession(
-      *std::move(process), *std::move(client), *std::move(admin)));
+  std::move(remove_socket).Cancel();
+  return std::unique_ptr<SidecarSession>(
+      new SidecarSession(std::move(socket_path), *std::move(process),
+                         *std::move(client), *std::move(admin)));
 }
 
 absl::Status SidecarSession::Stop() {

@@ -1,7 +1,9 @@
 // SidecarSession: one fresh sidecar for one policy, ready to measure: the
 // real `tailgate` binary as a child process (tests/e2e's TailgateProcess:
 // loopback port-0 listeners, ports read from its event=listening log
-// lines), a read client and an admin client connected to it, and the
+// lines; with SidecarTransport::kUnix its gRPC listener is a Unix domain
+// socket instead, a fresh path per session, removed when the session
+// ends), a read client and an admin client connected to it, and the
 // warm-up done (sequential fast reads, so that the gRPC channel and the
 // sidecar's connections to both replicas are open before the first
 // measured read).
@@ -36,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "client/admin_client.h"
 #include "client/client.h"
+#include "experiment/experiment_config.h"
 #include "experiment/policies.h"
 #include "tests/e2e/tailgate_process.h"
 
@@ -47,6 +50,7 @@ struct SidecarSetup {
   std::string backends;                  // its --backends
   std::vector<std::string> extra_flags;  // after the policy's flags
   int64_t warmup = 0;                    // REQUIRES: even
+  SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
 };
 
 class SidecarSession {
@@ -54,8 +58,8 @@ class SidecarSession {
   static absl::StatusOr<std::unique_ptr<SidecarSession>> Start(
       const SidecarSetup& setup, const Policy& policy);
 
-  // Kills the sidecar if Stop was not called.
-  ~SidecarSession() = default;
+  // Kills the sidecar if Stop was not called; removes its Unix socket.
+  ~SidecarSession();
 
   Client& client() { return *client_; }
   const testing::TailgateProcess& process() const { return *process_; }
@@ -70,14 +74,17 @@ class SidecarSession {
   absl::Status Stop();
 
  private:
-  SidecarSession(std::unique_ptr<testing::TailgateProcess> process,
+  SidecarSession(std::string socket_path,
+                 std::unique_ptr<testing::TailgateProcess> process,
                  std::unique_ptr<Client> client,
                  std::unique_ptr<AdminClient> admin)
-      : process_(std::move(process)),
+      : socket_path_(std::move(socket_path)),
+        process_(std::move(process)),
         client_(std::move(client)),
         admin_(std::move(admin)) {}
 
-  // Declared first so that it is destroyed last, after its clients.
+  std::string socket_path_;  // empty over TCP
+  // Declared before the clients so that it is destroyed after them.
   std::unique_ptr<testing::TailgateProcess> process_;
   std::unique_ptr<Client> client_;
   std::unique_ptr<AdminClient> admin_;

@@ -27,7 +27,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
       correlated ? StragglerMix::kCorrelated : StragglerMix::kSeed);
   if (!replicas.ok()) return replicas.status();
   const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup};
+      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
 
   std::vector<CdfSeries> curves;
   for (const Policy& policy : ComparedPolicies()) {
@@ -57,7 +57,9 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
     line.AddString("mode", policy.mode)
         .AddString("scenario", scenario)
         .AddInt("requests", config.requests)
-        .AddInt("warmup", config.warmup);
+        .AddInt("warmup", config.warmup)
+        .AddString("sidecar_transport",
+                   SidecarTransportName(config.sidecar_transport));
     AddLatencyFields(Summarize(latencies), line);
     line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)
         .AddObject("metrics", MetricsJson(*metrics));

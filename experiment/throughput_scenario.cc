@@ -49,7 +49,8 @@ absl::Status RunThroughputScenario(const ExperimentConfig& config,
   Note(absl::StrCat("throughput sidecar (", policy.mode, "): ",
                     config.concurrency, " outstanding reads for ", duration));
   const SidecarSetup setup{tailgate, (*replicas)->backends(),
-                           AdmissionFlags(config.concurrency), config.warmup};
+                           AdmissionFlags(config.concurrency), config.warmup,
+                           config.sidecar_transport};
   LoadCount sidecar;
   int64_t peak_rss_kib = 0;
   absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
