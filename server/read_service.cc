@@ -50,9 +50,19 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
     delete this;
   }
 
+  // gRPC's hook for reactors whose reactions are trivial (server_callback.h
+  // marks it internal; gRPC's own DefaultReactor uses it): OnCancel and
+  // OnDone then run on the thread that triggers them, often the engine
+  // loop inside Finish, instead of after a hand-off to gRPC's executor
+  // thread. Ours qualify: OnCancel queues an id for the engine (a mutex
+  // and a wake-up), OnDone releases a drain slot and deletes; neither
+  // blocks. The hand-off cost a thread switch per read, which on a
+  // virtual machine means waking a halted vCPU (docs/BENCHMARKS.md).
+  bool InternalInlineable() override { return true; }
+
  private:
   // Engine loop thread. Nothing may touch `this` after FinishOnce: OnDone
-  // may already be deleting it on another thread.
+  // may already have deleted it, inline or on another thread.
   void Complete(absl::StatusOr<hedge::EngineResponse> result) {
     if (!result.ok()) {
       FinishOnce(ToGrpcStatus(result.status()));
