@@ -270,13 +270,6 @@ const char* ScenarioName(Scenario scenario) {
   return "unknown";
 }
 
-const char* SidecarTransportName(SidecarTransport transport) {
-  for (const auto& [name, value] : kTransports) {
-    if (value == transport) return name;
-  }
-  return "unknown";
-}
-
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   ExperimentConfig config;
   absl::StatusOr<Scenario> scenario = ParseScenario(flags.scenario);

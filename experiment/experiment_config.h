@@ -96,9 +96,6 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 // "seed", "correlated", "open_loop", "throughput", "chaos", "overload".
 const char* ScenarioName(Scenario scenario);
 
-// "tcp", "unix".
-const char* SidecarTransportName(SidecarTransport transport);
-
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_

@@ -9,6 +9,7 @@ figure: benchmarks record those (docs/BENCHMARKS.md), tests do not.
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 EXPERIMENT = os.path.join(os.environ["TEST_SRCDIR"], "tailgate", "experiment",
@@ -20,16 +21,16 @@ METRICS_FIELDS = ["requests", "rejected", "attempts", "hedges", "hedge_wins",
                   "timeouts", "backend_failures", "in_flight"]
 
 
-def run(*flags):
+def run(*flags, env=None):
     return subprocess.run([EXPERIMENT, *flags], capture_output=True,
-                          text=True, timeout=TIMEOUT_S, check=False)
+                          text=True, timeout=TIMEOUT_S, check=False, env=env)
 
 
 class ExperimentSmokeTest(unittest.TestCase):
 
-    def json_lines(self, *flags):
+    def json_lines(self, *flags, env=None):
         """Runs the experiment; its stdout as parsed JSON objects."""
-        result = run(*flags)
+        result = run(*flags, env=env)
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = result.stdout.splitlines()
         self.assertTrue(lines, result.stderr)
@@ -53,6 +54,7 @@ class ExperimentSmokeTest(unittest.TestCase):
                                LATENCY_FIELDS)
             self.assert_metrics(line)
             self.assertEqual(line["requests"], 100)
+            self.assertEqual(line["sidecar_transport"], "tcp")
             self.assertEqual(line["samples"], 100)
             self.assertEqual(line["metrics"]["requests"], 100)
             self.assertLessEqual(line["p50_ms"], line["p99_ms"])
@@ -79,6 +81,21 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertLessEqual(hedged["metrics"]["hedges"], 4 + 0.25 * 100)
         self.assertTrue(
             os.path.getsize(os.path.join(plot_dir, "seed_cdf.png")) > 0)
+
+    def test_seed_over_a_unix_socket(self):
+        # A short directory of our own, so that its sockets can be seen
+        # (and seen gone); TEST_TMPDIR is too long for a socket address.
+        with tempfile.TemporaryDirectory(dir="/tmp") as socket_dir:
+            env = dict(os.environ, TMPDIR=socket_dir)
+            lines = self.json_lines("--requests=100",
+                                    "--sidecar_transport=unix", env=env)
+            self.assertEqual(os.listdir(socket_dir), [])
+        self.assertEqual([line["mode"] for line in lines],
+                         ["baseline", "hedged"])
+        for line in lines:
+            self.assertEqual(line["sidecar_transport"], "unix")
+            self.assertEqual(line["samples"], 100)
+            self.assertEqual(line["metrics"]["requests"], 100)
 
     def test_open_loop_point(self):
         plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "open_loop_plots")
@@ -160,7 +177,9 @@ class ExperimentSmokeTest(unittest.TestCase):
                              (["--rate=100"], "--rate"),
                              (["--scenario=open_loop", "--rate=-1"], "--rate"),
                              (["--scenario=throughput", "--concurrency=0"],
-                              "--concurrency")]:
+                              "--concurrency"),
+                             (["--sidecar_transport=quic"],
+                              "--sidecar_transport")]:
             with self.subTest(flags=flags):
                 result = run(*flags)
                 self.assertEqual(result.returncode, 2)

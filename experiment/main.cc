@@ -64,7 +64,8 @@ ABSL_FLAG(std::string, plot_dir, "",
           "/usr/bin/gnuplot.");
 ABSL_FLAG(std::string, sidecar_transport, "",
           "How the clients reach each sidecar: tcp (default, loopback) or "
-          "unix (a Unix domain socket in $TMPDIR or /tmp).");
+          "unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
+          "unset or too long).");
 ABSL_FLAG(std::string, tailgate, "",
           "Path of the tailgate binary (default: //server:tailgate from the "
           "runfiles).");

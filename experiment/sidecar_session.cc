@@ -23,18 +23,23 @@ namespace {
 constexpr absl::Duration kConnectTimeout = absl::Seconds(5);
 constexpr absl::Duration kStopTimeout = absl::Seconds(10);
 
-// A path no other session of any process uses: $TMPDIR (or /tmp), this
-// process's id and a per-process counter.
+// A path no other session of any process uses: in $TMPDIR, or in /tmp when
+// $TMPDIR is unset or too long for a socket address (a Bazel test's is),
+// named by this process's id and a per-process counter.
 absl::StatusOr<std::string> FreshSocketPath() {
   static std::atomic<int> sessions{0};
+  constexpr size_t kMaxPath = sizeof(sockaddr_un{}.sun_path) - 1;
+  const std::string name = absl::StrCat("/tailgate-experiment-", getpid(),
+                                        "-", sessions.fetch_add(1), ".sock");
   const char* dir = std::getenv("TMPDIR");
-  const std::string path = absl::StrCat(
-      dir != nullptr && *dir != '\0' ? dir : "/tmp", "/tailgate-experiment-",
-      getpid(), "-", sessions.fetch_add(1), ".sock");
-  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--sidecar_transport=unix: the socket path ", path, " is longer than ",
-        sizeof(sockaddr_un{}.sun_path) - 1, " bytes; set TMPDIR shorter"));
+  if (dir != nullptr && *dir != '\0') {
+    std::string path = absl::StrCat(dir, name);
+    if (path.size() <= kMaxPath) return path;
+  }
+  std::string path = absl::StrCat("/tmp", name);
+  if (path.size() > kMaxPath) {  // not with a pid_t and an int
+    return absl::InternalError(absl::StrCat(
+        "the socket path ", path, " is longer than ", kMaxPath, " bytes"));
   }
   return path;
 }

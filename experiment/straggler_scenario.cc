@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "experiment/closed_loop.h"
 #include "experiment/latency_split.h"
@@ -35,8 +37,13 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
                       " sequential reads after ", config.warmup,
                       " warm-up reads"));
     std::vector<SequentialRead> reads;
+    std::string transport;  // as connected to, not as asked for
     absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
         setup, policy, [&](SidecarSession& session) -> absl::Status {
+          transport =
+              absl::StartsWith(session.process().grpc_address(), "unix:")
+                  ? "unix"
+                  : "tcp";
           Progress progress(absl::StrCat(scenario, " ", policy.mode),
                             config.requests);
           absl::StatusOr<std::vector<SequentialRead>> measured =
@@ -58,8 +65,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
         .AddString("scenario", scenario)
         .AddInt("requests", config.requests)
         .AddInt("warmup", config.warmup)
-        .AddString("sidecar_transport",
-                   SidecarTransportName(config.sidecar_transport));
+        .AddString("sidecar_transport", transport);
     AddLatencyFields(Summarize(latencies), line);
     line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)
         .AddObject("metrics", MetricsJson(*metrics));
