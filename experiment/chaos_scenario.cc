@@ -199,9 +199,8 @@ absl::Status RunChaosScenario(const ExperimentConfig& config,
         return StartWorkloadReplica(StragglerMix::kSeed, ReplicaName::kA, port);
       });
   if (!a.ok()) return a.status();
-  const SidecarSetup setup{
-      tailgate, absl::StrCat((*a)->url(), ",", (*b)->url()), {}, config.warmup,
-      config.sidecar_transport};
+  const SidecarSetup setup =
+      SetupFor(config, tailgate, absl::StrCat((*a)->url(), ",", (*b)->url()));
 
   Note(absl::StrCat(
       "chaos: ", config.rates[0], " req/s for ",

@@ -63,8 +63,8 @@ ABSL_FLAG(std::string, plot_dir, "",
           "Write PNG plots (and their gnuplot data and scripts) here; needs "
           "/usr/bin/gnuplot.");
 ABSL_FLAG(std::string, sidecar_transport, "",
-          "How the clients reach each sidecar: tcp (default, loopback) or "
-          "unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
+          "How the read client reaches each sidecar: tcp (default, loopback) "
+          "or unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
           "unset or too long).");
 ABSL_FLAG(std::string, tailgate, "",
           "Path of the tailgate binary (default: //server:tailgate from the "

@@ -43,8 +43,8 @@ absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
   absl::StatusOr<std::unique_ptr<ReplicaPair>> replicas =
       ReplicaPair::Start(StragglerMix::kSeed);
   if (!replicas.ok()) return replicas.status();
-  const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
+  const SidecarSetup setup =
+      SetupFor(config, tailgate, (*replicas)->backends());
 
   std::vector<SweepPoint> points;
   std::vector<CdfSeries> curves;

@@ -202,8 +202,8 @@ absl::Status RunOverloadScenario(const ExperimentConfig& config,
       ReplicaPair::Start(StragglerMix::kSeed);
   if (!replicas.ok()) return replicas.status();
   const Policy policy = OverloadPolicy();
-  const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
+  const SidecarSetup setup =
+      SetupFor(config, tailgate, (*replicas)->backends());
 
   OverloadRun run;
   absl::StatusOr<SidecarStats> metrics =

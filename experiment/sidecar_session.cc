@@ -29,8 +29,8 @@ constexpr absl::Duration kStopTimeout = absl::Seconds(10);
 absl::StatusOr<std::string> FreshSocketPath() {
   static std::atomic<int> sessions{0};
   constexpr size_t kMaxPath = sizeof(sockaddr_un{}.sun_path) - 1;
-  const std::string name = absl::StrCat("/tailgate-experiment-", getpid(),
-                                        "-", sessions.fetch_add(1), ".sock");
+  const std::string name = absl::StrCat("/tailgate-experiment-", getpid(), "-",
+                                        sessions.fetch_add(1), ".sock");
   const char* dir = std::getenv("TMPDIR");
   if (dir != nullptr && *dir != '\0') {
     std::string path = absl::StrCat(dir, name);
@@ -45,6 +45,14 @@ absl::StatusOr<std::string> FreshSocketPath() {
 }
 
 }  // namespace
+
+SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
+                      std::string backends,
+                      std::vector<std::string> extra_flags) {
+  return SidecarSetup{std::move(binary), std::move(backends),
+                      std::move(extra_flags), config.warmup,
+                      config.sidecar_transport};
+}
 
 SidecarSession::~SidecarSession() {
   client_.reset();

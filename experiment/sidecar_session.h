@@ -53,6 +53,12 @@ struct SidecarSetup {
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
 };
 
+// The setup every scenario uses: --warmup and --sidecar_transport from
+// `config`, plus the scenario's own sidecar flags.
+SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
+                      std::string backends,
+                      std::vector<std::string> extra_flags = {});
+
 class SidecarSession {
  public:
   static absl::StatusOr<std::unique_ptr<SidecarSession>> Start(

@@ -28,8 +28,8 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
   absl::StatusOr<std::unique_ptr<ReplicaPair>> replicas = ReplicaPair::Start(
       correlated ? StragglerMix::kCorrelated : StragglerMix::kSeed);
   if (!replicas.ok()) return replicas.status();
-  const SidecarSetup setup{
-      tailgate, (*replicas)->backends(), {}, config.warmup, config.sidecar_transport};
+  const SidecarSetup setup =
+      SetupFor(config, tailgate, (*replicas)->backends());
 
   std::vector<CdfSeries> curves;
   for (const Policy& policy : ComparedPolicies()) {

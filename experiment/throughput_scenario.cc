@@ -48,9 +48,8 @@ absl::Status RunThroughputScenario(const ExperimentConfig& config,
   const Policy& policy = ComparedPolicies().front();
   Note(absl::StrCat("throughput sidecar (", policy.mode, "): ",
                     config.concurrency, " outstanding reads for ", duration));
-  const SidecarSetup setup{tailgate, (*replicas)->backends(),
-                           AdmissionFlags(config.concurrency), config.warmup,
-                           config.sidecar_transport};
+  const SidecarSetup setup = SetupFor(config, tailgate, (*replicas)->backends(),
+                                      AdmissionFlags(config.concurrency));
   LoadCount sidecar;
   int64_t peak_rss_kib = 0;
   absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(

@@ -10,12 +10,12 @@
 // program measures both here, so that docs/BENCHMARKS.md can say how much
 // of the hedged p99 is the machine's rather than the sidecar's.
 //
-// For each placement and idle time T, --samples times: the main thread
+// For each placement and idle time T, --samples times: a poster thread
 // waits T on a timerfd in epoll_wait (as the sidecar's loop and the
 // replicas' libevent loops wait), notes the time and writes the eventfd a
 // waiter thread is blocked reading; the waiter notes when it returned.
 //   wake        waiter's return minus the write;
-//   timer_late  how much later than T the main thread's wait returned.
+//   timer_late  how much later than T the poster's wait returned.
 // Placements: "any" (the scheduler chooses, as for the real processes),
 // "same_cpu" (both threads pinned to one CPU) and "other_cpu" (pinned to
 // two different CPUs; skipped with fewer than two). The pinning is this
@@ -72,7 +72,7 @@ constexpr absl::Duration kIdleTimes[] = {
 
 struct Placement {
   const char* name;
-  std::optional<int> main_cpu;    // nullopt: not pinned
+  std::optional<int> poster_cpu;  // nullopt: not pinned
   std::optional<int> waiter_cpu;  // nullopt: not pinned
 };
 
@@ -120,8 +120,8 @@ absl::Status PinTo(std::optional<int> cpu) {
   CPU_SET(*cpu, &set);
   const int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   if (error != 0) {
-    return absl::InternalError(absl::StrCat("pinning to CPU ", *cpu, ": ",
-                                            std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("pinning to CPU ", *cpu, ": ", std::strerror(error)));
   }
   return absl::OkStatus();
 }
@@ -177,7 +177,8 @@ struct Measured {
 };
 
 // The waiter blocks on `go`, records its wake-up and answers on `done`, so
-// that the main thread never posts while the waiter is still running.
+// that the poster (the "main" side of a placement) never posts while the
+// waiter is still running.
 absl::StatusOr<Measured> MeasureAfterIdle(const Placement& placement,
                                           absl::Duration idle,
                                           int64_t samples) {
@@ -204,16 +205,20 @@ absl::StatusOr<Measured> MeasureAfterIdle(const Placement& placement,
       Post(done);
     }
   });
-  status = PinTo(placement.main_cpu);
-  for (int64_t i = 0; i < samples; ++i) {
-    const int64_t start = NowNanos();
-    timer.Wait(idle);
-    const int64_t now = NowNanos();
-    measured.timer_late.push_back(absl::Nanoseconds(now - start) - idle);
-    posted_at.store(now, std::memory_order_release);
-    Post(go);
-    Take(done);
-  }
+  // A thread of its own too, so that no pinning outlives this placement.
+  std::thread poster([&] {
+    status = PinTo(placement.poster_cpu);
+    for (int64_t i = 0; i < samples; ++i) {
+      const int64_t start = NowNanos();
+      timer.Wait(idle);
+      const int64_t now = NowNanos();
+      measured.timer_late.push_back(absl::Nanoseconds(now - start) - idle);
+      posted_at.store(now, std::memory_order_release);
+      Post(go);
+      Take(done);
+    }
+  });
+  poster.join();
   waiter.join();
   if (!status.ok()) return status;
   if (!waiter_status.ok()) return waiter_status;
