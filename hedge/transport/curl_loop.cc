@@ -3,6 +3,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <cerrno>
@@ -99,11 +100,11 @@ void CurlLoop::Run() {
     DrainFinishedTransfers();
     if (stopping_.load(std::memory_order_acquire)) break;
 
-    callbacks_.BeforeWait();
+    const absl::Time wake_by = callbacks_.BeforeWait();
     SetTimerFd();
     curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
     int ready = 0;
-    curl_multi_poll(multi_, &timer_wait, 1, PollTimeoutMillis(), &ready);
+    curl_multi_poll(multi_, &timer_wait, 1, PollTimeoutMillis(wake_by), &ready);
     if (timer_wait.revents != 0) {
       uint64_t expirations;
       while (read(timer_fd_, &expirations, sizeof(expirations)) > 0) {
@@ -176,11 +177,20 @@ void CurlLoop::SetTimerFd() {
   timerfd_settime(timer_fd_, 0, &spec, nullptr);
 }
 
-int CurlLoop::PollTimeoutMillis() {
-  long curl_millis = -1;
-  curl_multi_timeout(multi_, &curl_millis);
-  if (curl_millis < 0 || curl_millis > kIdlePollMillis) return kIdlePollMillis;
-  return static_cast<int>(curl_millis);
+int CurlLoop::PollTimeoutMillis(absl::Time wake_by) {
+  long millis = -1;
+  curl_multi_timeout(multi_, &millis);
+  if (millis < 0 || millis > kIdlePollMillis) millis = kIdlePollMillis;
+  if (wake_by != absl::InfiniteFuture()) {
+    const absl::Duration wait = wake_by - clock_.Now();
+    const long owner_millis =
+        wait <= absl::ZeroDuration()
+            ? 0
+            : static_cast<long>(absl::ToInt64Milliseconds(
+                  wait + absl::Milliseconds(1) - absl::Nanoseconds(1)));
+    millis = std::min(millis, owner_millis);
+  }
+  return static_cast<int>(millis);
 }
 
 }  // namespace tailgate::hedge

@@ -9,8 +9,9 @@
 // Each iteration: Callbacks::OnWakeup (drain the owner's inbox), due timers
 // (Callbacks::OnTimer), curl_multi_perform, finished transfers
 // (Callbacks::OnTransferDone), then Callbacks::BeforeWait just before the
-// loop sleeps (work that must not delay this iteration's sends). On Stop,
-// Callbacks::OnStop runs on the loop thread as its last act.
+// loop sleeps (work that must not delay this iteration's sends; it names
+// when it wants to run again, to the millisecond, for work it put off). On
+// Stop, Callbacks::OnStop runs on the loop thread as its last act.
 //
 // Thread safety: Start, Stop and Wakeup are safe from any thread (Stop not
 // from the loop thread itself). Everything else is loop thread only, checked
@@ -41,7 +42,9 @@ class CurlLoop {
     virtual void OnWakeup() = 0;
     virtual void OnTimer(uint64_t key) = 0;
     virtual void OnTransferDone(CURL* easy, CURLcode result) = 0;
-    virtual void BeforeWait() = 0;
+    // Returns when the loop must run again at the latest (InfiniteFuture:
+    // no need); the loop wakes then, up to a millisecond late.
+    virtual absl::Time BeforeWait() = 0;
     virtual void OnStop() = 0;
   };
 
@@ -88,7 +91,7 @@ class CurlLoop {
   void Run();
   void FireDueTimers();
   void DrainFinishedTransfers();
-  int PollTimeoutMillis();
+  int PollTimeoutMillis(absl::Time wake_by);
   void SetTimerFd();
   void SpinUntilNextTimer();
 

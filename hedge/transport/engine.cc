@@ -232,7 +232,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void OnWakeup() override;
   void OnTimer(uint64_t key) override;
   void OnTransferDone(CURL* easy, CURLcode result) override;
-  void BeforeWait() override;
+  absl::Time BeforeWait() override;
   void OnStop() override;
 
   void Execute(Read& read, const Actions& actions);
@@ -334,8 +334,12 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   Execute(read, read.decision.OnAttemptDone(slot->index, outcome, now));
 }
 
-void EngineImpl::BeforeWait() {
-  for (auto& upstream : upstreams_) upstream->warm.Refill();
+absl::Time EngineImpl::BeforeWait() {
+  absl::Time next = absl::InfiniteFuture();
+  for (auto& upstream : upstreams_) {
+    next = std::min(next, upstream->warm.Refill());
+  }
+  return next;
 }
 
 void EngineImpl::OnStop() {

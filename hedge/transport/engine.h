@@ -88,6 +88,10 @@ struct EngineConfig {
 
 inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
 inline constexpr int kMaxPreconnect = 16;  // UpstreamConfig::preconnect
+// How long after a warm connection is handed out (or curl opens one of its
+// own) its replacement is connected: not in the iteration that sends the
+// attempt's request (see warm_connections.h).
+inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 inline constexpr absl::Duration kMaxTimerSpin = absl::Milliseconds(1);
 
 // Checks every field. Like the policy validators, each message starts with

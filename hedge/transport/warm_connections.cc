@@ -98,9 +98,13 @@ curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
   }
   if (it != pools_.end()) {
     Pool& pool = it->second;
-    pool.wanted = true;
-    any_wanted_ = true;
-    const int fd = TakeReady(pool, clock_.Now());
+    const absl::Time now = clock_.Now();
+    if (!pool.wanted) {
+      pool.wanted = true;
+      pool.wanted_since = now;
+      ++wanted_pools_;
+    }
+    const int fd = TakeReady(pool, now);
     if (fd >= 0) {
       handed_out_.insert(fd);
       used_.fetch_add(1, std::memory_order_relaxed);
@@ -150,16 +154,23 @@ WarmConnections::Health WarmConnections::Check(const Warm& warm,
   return Health::kReady;
 }
 
-void WarmConnections::Refill() {
+absl::Time WarmConnections::Refill() {
   const absl::Time now = clock_.Now();
   const bool sweep = now - last_sweep_ >= kSweepEvery;
-  if (!any_wanted_ && !sweep) return;
+  if (wanted_pools_ == 0 && !sweep) return absl::InfiniteFuture();
   if (sweep) last_sweep_ = now;
+  absl::Time next = absl::InfiniteFuture();
   for (auto& [key, pool] : pools_) {
     if (sweep) Sweep(pool, now);
-    if (pool.wanted) TopUp(pool);
+    if (!pool.wanted) continue;
+    const absl::Time due = pool.wanted_since + options_.refill_delay;
+    if (due <= now) {
+      TopUp(pool);
+    } else {
+      next = std::min(next, due);
+    }
   }
-  any_wanted_ = false;
+  return next;
 }
 
 void WarmConnections::ForgetPeerOf(CURL* easy) {
@@ -174,7 +185,7 @@ void WarmConnections::ForgetPeerOf(CURL* easy) {
   auto it = pools_.find(PeerKey(ip, port));
   if (it == pools_.end()) return;
   Pool& pool = it->second;
-  pool.wanted = false;
+  Unwant(pool);
   for (const Warm& warm : pool.idle) Discard(warm.fd);
   pool.idle.clear();
 }
@@ -187,8 +198,14 @@ void WarmConnections::Sweep(Pool& pool, absl::Time now) {
   pool.idle.erase(dead, pool.idle.end());
 }
 
-void WarmConnections::TopUp(Pool& pool) {
+void WarmConnections::Unwant(Pool& pool) {
+  if (!pool.wanted) return;
   pool.wanted = false;
+  --wanted_pools_;
+}
+
+void WarmConnections::TopUp(Pool& pool) {
+  Unwant(pool);
   while (static_cast<int>(pool.idle.size()) < options_.per_address) {
     const int fd = NewSocket(pool.family, pool.socktype | SOCK_NONBLOCK,
                              pool.protocol);

@@ -11,8 +11,16 @@
 // calls OpenSocket: a live warm socket to X is handed over and curl is told
 // it is already connected; otherwise a fresh socket is made, as curl would.
 // Either way X now wants a replacement, and Refill() (called by the loop
-// between iterations, after the request went out) starts non-blocking
-// connects until X has `per_address` warm sockets again.
+// before it sleeps) starts non-blocking connects until X has `per_address`
+// warm sockets again, once `refill_delay` has passed since the hand-out.
+//
+// Why the delay: the hand-out happens in the loop iteration that sends the
+// attempt's request, and Linux wakes the replica's reader on the sending
+// CPU, expecting the sender to sleep next. A connect right behind the send
+// (tens of microseconds of kernel work on loopback, the handshake included)
+// made the replica wait for it: 0.09 ms more per hedge on a fresh spare in
+// the seed experiment (docs/BENCHMARKS.md). Later, the loop is usually idle
+// or busy with other reads' work, which a connect delays no more than any.
 //
 // A warm socket is handed out only when it is connected, has no error, has
 // not been closed or written to by the peer, and is younger than
@@ -39,6 +47,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
+#include "hedge/transport/engine.h"
 #include "hedge/transport/warm_connection_stats.h"
 
 namespace tailgate::hedge {
@@ -48,6 +57,7 @@ class WarmConnections {
   struct Options {
     int per_address = 1;  // 0 disables; at most kMaxPreconnect (engine.h)
     absl::Duration max_idle = absl::Seconds(30);
+    absl::Duration refill_delay = kPreconnectRefillDelay;
   };
   // Addresses warmed at once; beyond them curl makes its own sockets.
   static constexpr int kMaxAddresses = 256;
@@ -60,9 +70,11 @@ class WarmConnections {
   // Sets the socket callbacks on `easy` (after each curl_easy_reset).
   void Attach(CURL* easy);
 
-  // Starts the connects that handed-out sockets asked for; sweeps dead and
-  // old sockets at most once a second.
-  void Refill();
+  // Starts the connects that handed-out sockets asked for at least
+  // `refill_delay` ago; sweeps dead and old sockets at most once a second.
+  // Returns when the next postponed top-up is due (InfiniteFuture if none):
+  // the loop must call Refill again by then.
+  absl::Time Refill();
 
   // Closes the spares to the peer `easy` last talked to: its attempt failed,
   // so they are suspect too. They come back only when curl connects there
@@ -80,9 +92,10 @@ class WarmConnections {
     int family = 0;
     int socktype = 0;
     int protocol = 0;
-    std::string address;     // raw sockaddr bytes, for connect()
-    std::vector<Warm> idle;  // oldest first
-    bool wanted = false;     // Refill should top it up
+    std::string address;      // raw sockaddr bytes, for connect()
+    std::vector<Warm> idle;   // oldest first
+    bool wanted = false;      // Refill should top it up...
+    absl::Time wanted_since;  // ...once refill_delay has passed since then
   };
   enum class Health { kReady, kConnecting, kDead };
 
@@ -94,6 +107,7 @@ class WarmConnections {
   int TakeReady(Pool& pool, absl::Time now);
   Health Check(const Warm& warm, absl::Time now) const;
   void TopUp(Pool& pool);
+  void Unwant(Pool& pool);
   void Sweep(Pool& pool, absl::Time now);
   void Discard(int fd);
 
@@ -101,7 +115,7 @@ class WarmConnections {
   const Options options_;
   absl::flat_hash_map<std::string, Pool> pools_;  // by "ip port"
   absl::flat_hash_set<int> handed_out_;  // between the two callbacks
-  bool any_wanted_ = false;
+  int wanted_pools_ = 0;
   absl::Time last_sweep_ = absl::InfinitePast();
 
   std::atomic<uint64_t> opened_{0};

@@ -1,7 +1,8 @@
 // Warm connections (UpstreamConfig::preconnect) against a real loopback
 // replica: a spare connection is opened after curl's first one, handed to
-// curl when it needs a new connection, replaced, and never handed out when
-// the replica closed it or it is older than its limit.
+// curl when it needs a new connection, replaced (each kPreconnectRefillDelay
+// after the need), and never handed out when the replica closed it or it is
+// older than its limit.
 //
 // ReplicaRequest::connection numbers connections in order of accept, so
 // "the request arrived on connection 1" shows whether curl used the spare
@@ -58,6 +59,17 @@ class EnginePreconnectTest : public EngineFixture {
   bool WaitForIdleSpares(int64_t n) {
     const absl::Time limit = absl::Now() + kWait;
     while (engine_->Snapshot().warm_connections.idle != n) {
+      if (absl::Now() > limit) return false;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return true;
+  }
+
+  // Waits until the loop has run `n` more iterations.
+  bool WaitForLoopIterations(uint64_t n) {
+    const uint64_t target = engine_->Snapshot().loop_iterations + n;
+    const absl::Time limit = absl::Now() + kWait;
+    while (engine_->Snapshot().loop_iterations < target) {
       if (absl::Now() > limit) return false;
       absl::SleepFor(absl::Milliseconds(1));
     }
@@ -166,12 +178,14 @@ TEST_F(EnginePreconnectTest, SpareOlderThanMaxIdleIsDiscarded) {
   StartReplicas({HangOr(Answer("a"))});
   StartEngineWithUrls(PreconnectConfig(1), ReplicaUrls(), clock_);
   ASSERT_TRUE(Read("/a").ok());
+  clock_.Advance(hedge::kPreconnectRefillDelay);
   ASSERT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));
 
   DropCachedConnection("/hang1");
   clock_.Advance(absl::Seconds(30));
   ASSERT_TRUE(Read("/b").ok());
   EXPECT_EQ(ConnectionOf("/b"), 1);  // 30 s old: used
+  clock_.Advance(hedge::kPreconnectRefillDelay);
   ASSERT_TRUE(WaitForIdleSpares(1));
 
   DropCachedConnection("/hang2");
@@ -181,6 +195,25 @@ TEST_F(EnginePreconnectTest, SpareOlderThanMaxIdleIsDiscarded) {
   const hedge::WarmConnectionStats warm = engine_->Snapshot().warm_connections;
   EXPECT_EQ(warm.used, 1u);
   EXPECT_EQ(warm.discarded, 1u);
+}
+
+// The replacement is not connected in the loop iteration that sent the
+// request (warm_connections.h says why) but kPreconnectRefillDelay later: a
+// nanosecond short of it, the loop runs on and opens nothing.
+TEST_F(EnginePreconnectTest, SpareIsOpenedOnlyOnceTheRefillDelayHasPassed) {
+  StartReplicas({Always(Answer("a"))});
+  StartEngineWithUrls(PreconnectConfig(1), ReplicaUrls(), clock_);
+  ASSERT_TRUE(Read("/a").ok());
+  clock_.Advance(hedge::kPreconnectRefillDelay - absl::Nanoseconds(1));
+  // The loop wakes about once a millisecond while a top-up is pending.
+  ASSERT_TRUE(WaitForLoopIterations(3));
+  EXPECT_EQ(engine_->Snapshot().warm_connections.opened, 0u);
+  EXPECT_EQ(replicas_[0]->open_connections(), 1);
+
+  clock_.Advance(absl::Nanoseconds(1));
+  ASSERT_TRUE(WaitForIdleSpares(1));
+  EXPECT_EQ(engine_->Snapshot().warm_connections.opened, 1u);
+  EXPECT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));
 }
 
 hedge::EngineConfig ValidPreconnectConfig(int preconnect) {
