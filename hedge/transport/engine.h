@@ -89,8 +89,9 @@ struct EngineConfig {
 inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
 inline constexpr int kMaxPreconnect = 16;  // UpstreamConfig::preconnect
 // How long after a warm connection is handed out (or curl opens one of its
-// own) its replacement is connected: not in the iteration that sends the
-// attempt's request (see warm_connections.h).
+// own) its replacement is connected, counted from the first such need since
+// the pool's last top-up: not in the iteration that sends the attempt's
+// request (see warm_connections.h).
 inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 inline constexpr absl::Duration kMaxTimerSpin = absl::Milliseconds(1);
 

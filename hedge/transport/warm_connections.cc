@@ -140,9 +140,11 @@ WarmConnections::Health WarmConnections::Check(const Warm& warm,
   pollfd probe{warm.fd, POLLIN | POLLOUT | POLLRDHUP, 0};
   if (poll(&probe, 1, 0) < 0) return Health::kDead;
   // An HTTP or TLS server never speaks first: anything readable is a close,
-  // a reset or garbage. A failed connect, or any pending socket error,
-  // shows as POLLERR, so SO_ERROR need not be read (a system call saved on
-  // the hand-out, which is on the attempt's path).
+  // a reset or garbage. A hard error (refused, reset, timed out) shows as
+  // POLLERR or POLLHUP, so SO_ERROR need not be read: a system call saved
+  // on the hand-out, which is on the attempt's path. (A soft ICMP error,
+  // which only SO_ERROR reports, then fails the attempt as a connect
+  // failure instead.)
   if ((probe.revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) != 0) {
     return Health::kDead;
   }

@@ -12,15 +12,16 @@
 // it is already connected; otherwise a fresh socket is made, as curl would.
 // Either way X now wants a replacement, and Refill() (called by the loop
 // before it sleeps) starts non-blocking connects until X has `per_address`
-// warm sockets again, once `refill_delay` has passed since the hand-out.
+// warm sockets again, once `refill_delay` has passed since X's first need
+// after its last top-up (usually the hand-out itself).
 //
 // Why the delay: the hand-out happens in the loop iteration that sends the
 // attempt's request, and Linux wakes the replica's reader on the sending
 // CPU, expecting the sender to sleep next. A connect right behind the send
 // (tens of microseconds of kernel work on loopback, the handshake included)
-// made the replica wait for it: 0.09 ms more per hedge on a fresh spare in
-// the seed experiment (docs/BENCHMARKS.md). Later, the loop is usually idle
-// or busy with other reads' work, which a connect delays no more than any.
+// made the replica wait for it, on the hedge's path in the seed experiment
+// (docs/BENCHMARKS.md, sixth series). Later, the loop is usually idle or
+// busy with other reads' work, which a connect delays no more than any.
 //
 // A warm socket is handed out only when it is connected, has no error, has
 // not been closed or written to by the peer, and is younger than
