@@ -194,10 +194,11 @@ absl::Status PlotSweep(const std::string& dir,
     std::string settings;
     std::string plot;
   } plots[] = {
-      {"open_loop_p99", "open loop: p99 latency vs offered load",
+      {"open_loop_p99",
+       "open loop: p99 latency vs offered load (no point where over 1 % of "
+       "reads failed)",
        "set logscale y\n"
-       "set ylabel 'p99 from the scheduled send (ms, log scale); "
-       "none where over 1 % of reads failed'\n",
+       "set ylabel 'p99 from the scheduled send (ms, log scale)'\n",
        curves(2, "")},
       {"open_loop_amplification",
        "open loop: upstream attempts per admitted read",
