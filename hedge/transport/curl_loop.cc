@@ -182,13 +182,10 @@ int CurlLoop::PollTimeoutMillis(absl::Time wake_by) {
   curl_multi_timeout(multi_, &millis);
   if (millis < 0 || millis > kIdlePollMillis) millis = kIdlePollMillis;
   if (wake_by != absl::InfiniteFuture()) {
-    const absl::Duration wait = wake_by - clock_.Now();
-    const long owner_millis =
-        wait <= absl::ZeroDuration()
-            ? 0
-            : static_cast<long>(absl::ToInt64Milliseconds(
-                  wait + absl::Milliseconds(1) - absl::Nanoseconds(1)));
-    millis = std::min(millis, owner_millis);
+    const absl::Duration wait =
+        std::max(wake_by - clock_.Now(), absl::ZeroDuration());
+    millis = std::min(millis, static_cast<long>(absl::ToInt64Milliseconds(
+                                  absl::Ceil(wait, absl::Milliseconds(1)))));
   }
   return static_cast<int>(millis);
 }

@@ -99,8 +99,7 @@ curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
   if (it != pools_.end()) {
     Pool& pool = it->second;
     const absl::Time now = clock_.Now();
-    if (!pool.wanted) {
-      pool.wanted = true;
+    if (pool.wanted_since == absl::InfiniteFuture()) {
       pool.wanted_since = now;
       ++wanted_pools_;
     }
@@ -160,7 +159,7 @@ absl::Time WarmConnections::Refill() {
   absl::Time next = absl::InfiniteFuture();
   for (auto& [key, pool] : pools_) {
     if (sweep) Sweep(pool, now);
-    if (!pool.wanted) continue;
+    if (pool.wanted_since == absl::InfiniteFuture()) continue;
     const absl::Time due = pool.wanted_since + options_.refill_delay;
     if (due <= now) {
       TopUp(pool);
@@ -197,8 +196,8 @@ void WarmConnections::Sweep(Pool& pool, absl::Time now) {
 }
 
 void WarmConnections::Unwant(Pool& pool) {
-  if (!pool.wanted) return;
-  pool.wanted = false;
+  if (pool.wanted_since == absl::InfiniteFuture()) return;
+  pool.wanted_since = absl::InfiniteFuture();
   --wanted_pools_;
 }
 

@@ -95,8 +95,9 @@ class WarmConnections {
     int protocol = 0;
     std::string address;      // raw sockaddr bytes, for connect()
     std::vector<Warm> idle;   // oldest first
-    bool wanted = false;      // Refill should top it up...
-    absl::Time wanted_since;  // ...once refill_delay has passed since then
+    // When Refill was first asked to top it up since its last top-up
+    // (InfiniteFuture: not wanted); it does once refill_delay has passed.
+    absl::Time wanted_since = absl::InfiniteFuture();
   };
   enum class Health { kReady, kConnecting, kDead };
 
