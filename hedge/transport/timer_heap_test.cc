@@ -113,7 +113,9 @@ TEST(TimerHeapTest, AgreesWithAnOrderedModel) {
           model.erase({it->second, *fired});
           due_by_key.erase(it);
         }
-        if (!model.empty()) ASSERT_GT(model.begin()->first, now);
+        if (!model.empty()) {
+          ASSERT_GT(model.begin()->first, now);
+        }
         break;
       }
     }
