@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -34,9 +35,11 @@ int PortOf(const std::string& url) {
 
 TEST(FlappingReplicaTest, KillsAndRestartsOnTheSamePort) {
   std::vector<int> ports;  // each port the factory was asked for
+  absl::Notification restarted;  // the factory's second call: a restart
   absl::StatusOr<std::unique_ptr<FlappingReplica>> flapping =
-      FlappingReplica::Start([&ports](int port) {
+      FlappingReplica::Start([&ports, &restarted](int port) {
         ports.push_back(port);
+        if (ports.size() == 2) restarted.Notify();
         testing::ReplicaOptions options;
         options.port = port;
         return testing::Replica::Start(
@@ -48,7 +51,7 @@ TEST(FlappingReplicaTest, KillsAndRestartsOnTheSamePort) {
 
   (*flapping)->StartFlapping(absl::Milliseconds(5), absl::Milliseconds(5));
   // Real time: the cycle is the replica's, not a policy's.
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(restarted.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::StatusOr<FlapCount> count = (*flapping)->StopFlapping();
   ASSERT_TRUE(count.ok()) << count.status();
   EXPECT_GE(count->kills, 1);
@@ -61,11 +64,15 @@ TEST(FlappingReplicaTest, KillsAndRestartsOnTheSamePort) {
 
 TEST(FlappingReplicaTest, AFailedRestartIsReported) {
   int starts = 0;
+  absl::Notification refused;  // the factory failed a restart
   absl::StatusOr<std::unique_ptr<FlappingReplica>> flapping =
       FlappingReplica::Start(
-          [&starts](
+          [&starts, &refused](
               int port) -> absl::StatusOr<std::unique_ptr<testing::Replica>> {
-            if (starts++ > 0) return absl::UnavailableError("no more");
+            if (starts++ > 0) {
+              if (!refused.HasBeenNotified()) refused.Notify();
+              return absl::UnavailableError("no more");
+            }
             testing::ReplicaOptions options;
             options.port = port;
             return testing::Replica::Start(
@@ -73,7 +80,7 @@ TEST(FlappingReplicaTest, AFailedRestartIsReported) {
           });
   ASSERT_TRUE(flapping.ok()) << flapping.status();
   (*flapping)->StartFlapping(absl::Milliseconds(1), absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(refused.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::StatusOr<FlapCount> count = (*flapping)->StopFlapping();
   ASSERT_FALSE(count.ok());
   EXPECT_TRUE(absl::StrContains(count.status().message(), "restarting"))

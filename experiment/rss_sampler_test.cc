@@ -10,7 +10,8 @@ namespace {
 
 TEST(RssSamplerTest, SamplesThisProcess) {
   RssSampler sampler(getpid(), absl::Milliseconds(5));
-  absl::SleepFor(absl::Milliseconds(50));
+  // A hundred intervals: two samples however late the thread first runs.
+  absl::SleepFor(absl::Milliseconds(500));
   absl::StatusOr<RssSeries> series = sampler.Stop();
   ASSERT_TRUE(series.ok()) << series.status();
   EXPECT_EQ(series->interval, absl::Milliseconds(5));

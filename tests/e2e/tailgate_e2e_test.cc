@@ -27,6 +27,7 @@ namespace {
 using ::tailgate::server::testing::AsyncRead;
 using ::tailgate::server::testing::HealthCheck;
 using ::tailgate::server::testing::HttpGet;
+using ::tailgate::server::testing::HttpReply;
 using ::tailgate::server::testing::kNotServing;
 using ::tailgate::server::testing::kServing;
 
@@ -196,8 +197,10 @@ TEST_F(TailgateE2eTest, RejectionsAreCountedInStatsAndMetrics) {
 }
 
 TEST_F(TailgateE2eTest, DrainFinishesReadsInFlightThenExitsZero) {
-  Replica& replica = AddReplica(Always(Body("done", absl::Milliseconds(700))));
-  StartTailgate({"--hedge_fraction=0"});
+  // The read must outlast the checks below, however slowly they run; the
+  // drain timeout (5 s by default) and --timeout must outlast the read.
+  Replica& replica = AddReplica(Always(Body("done", absl::Seconds(2))));
+  StartTailgate({"--hedge_fraction=0", "--timeout=4s"});
   ASSERT_EQ(HealthCheck(channel_, "tailgate.v1.HedgedRead").value_or(-1),
             kServing);
   AsyncRead in_flight;
@@ -207,8 +210,14 @@ TEST_F(TailgateE2eTest, DrainFinishesReadsInFlightThenExitsZero) {
 
   tailgate_->Signal(SIGTERM);
   ASSERT_TRUE(tailgate_->WaitForLine("event=drain_start", kWait).has_value());
-  EXPECT_EQ(HttpGet(tailgate_->metrics_port(), "/readyz")->status, 503);
-  EXPECT_EQ(HttpGet(tailgate_->metrics_port(), "/healthz")->status, 200);
+  const absl::StatusOr<HttpReply> ready =
+      HttpGet(tailgate_->metrics_port(), "/readyz");
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 503);
+  const absl::StatusOr<HttpReply> healthy =
+      HttpGet(tailgate_->metrics_port(), "/healthz");
+  ASSERT_TRUE(healthy.ok()) << healthy.status();
+  EXPECT_EQ(healthy->status, 200);
   EXPECT_EQ(HealthCheck(channel_, "").value_or(-1), kNotServing);
   EXPECT_EQ(HealthCheck(channel_, "tailgate.v1.HedgedRead").value_or(-1),
             kNotServing);

@@ -21,23 +21,24 @@ class EngineDeadlineTest : public EngineFixture {
 TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
   StartReplicas({Always(Hang()), Always(Hang())});
   hedge::EngineConfig config = DefaultConfig();
-  config.timeout = absl::Milliseconds(300);
-  config.upstreams[0].hedge_delay = absl::Milliseconds(250);
+  config.timeout = absl::Seconds(1);
+  // Late, yet with time to reach its replica before the deadline.
+  config.upstreams[0].hedge_delay = absl::Milliseconds(600);
   StartEngine(config);
   // The caller's deadline (5 s) is capped by the engine's timeout.
   absl::StatusOr<hedge::EngineResponse> response = Read("/x");
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
       << response.status();
-  // Had the hedge (launched at 250 ms) got a timeout of its own, the read
-  // would have lasted 550 ms.
-  EXPECT_GE(last_latency_, absl::Milliseconds(300));
-  EXPECT_LT(last_latency_, absl::Milliseconds(500));
+  // Had the hedge (launched at 600 ms) got a timeout of its own, the read
+  // would have lasted 1.6 s.
+  EXPECT_GE(last_latency_, absl::Seconds(1));
+  EXPECT_LT(last_latency_, absl::Milliseconds(1500));
   ExpectBothReplicasSawTheClientGo();
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.attempts, 2u);
   EXPECT_EQ(stats.timeouts, 1u);
-  // The sidecar's own timeout ran out: the primary (300 ms old) failed to
-  // answer; the hedge (50 ms old, under half the timeout) is spared.
+  // The sidecar's own timeout ran out: the primary (1 s old) failed to
+  // answer; the hedge (400 ms old, under half the timeout) is spared.
   EXPECT_EQ(stats.backend_failures, 1u);
   EXPECT_EQ(stats.replicas[0].failures, 1u);
   EXPECT_EQ(stats.replicas[1].failures, 0u);
@@ -85,11 +86,14 @@ TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
   config.timeout = absl::Seconds(5);
   StartEngine(config);
   hedge::EngineRead read = Get("/x");
-  read.deadline = engine_->clock().Now() + absl::Milliseconds(150);
+  // Timed from when the deadline is set, on the engine's clock: Read's own
+  // last_latency_ starts a little later.
+  const absl::Time set_at = engine_->clock().Now();
+  read.deadline = set_at + absl::Milliseconds(150);
   absl::StatusOr<hedge::EngineResponse> response = Read(std::move(read));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
       << response.status();
-  EXPECT_GE(last_latency_, absl::Milliseconds(150));
+  EXPECT_GE(engine_->clock().Now() - set_at, absl::Milliseconds(150));
   EXPECT_LT(last_latency_, absl::Seconds(1));
   ExpectBothReplicasSawTheClientGo();
   // The caller's own deadline says nothing about the replicas.

@@ -48,7 +48,9 @@ class EngineHedgingTest : public EngineFixture {
 
 TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
   StartReplicas({Always(Answer("a")), Always(Answer("b"))});
-  StartEngine();
+  // Not the default 20 ms: a first read (connect included) can take that
+  // long on a loaded machine under a sanitizer.
+  StartEngine(LongHedgeConfig());
   absl::StatusOr<hedge::EngineResponse> response = Read("/x");
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 200);
@@ -96,7 +98,12 @@ TEST_F(EngineHedgingTest, TimerSpinEndsEvenIfTheClockStands) {
 TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
   StartReplicas(
       {Always(Answer("slow", absl::Seconds(3))), Always(Answer("fast"))});
-  StartEngine();
+  // Long enough that the read whose primary is the fast replica never
+  // hedges, even on a loaded machine; far below the slow one's 3 s.
+  constexpr absl::Duration kHedgeDelay = absl::Milliseconds(300);
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = kHedgeDelay;
+  StartEngine(config);
   // Primaries rotate: of two reads, exactly one starts on the slow replica.
   absl::StatusOr<hedge::EngineResponse> first = Read("/x");
   absl::StatusOr<hedge::EngineResponse> second = Read("/x");
@@ -109,7 +116,7 @@ TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {
   EXPECT_TRUE(response.trace.hedge_won);
   EXPECT_EQ(response.trace.attempts, 2);
   EXPECT_EQ(response.trace.replica, replicas_[1]->url());
-  EXPECT_GE(response.trace.latency, absl::Milliseconds(20));
+  EXPECT_GE(response.trace.latency, kHedgeDelay);
   EXPECT_TRUE(
       replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(2)));
   const hedge::EngineSnapshot stats = engine_->Snapshot();
@@ -281,18 +288,19 @@ TEST_F(EngineHedgingTest, ClientErrorWinsWithoutFallback) {
 }
 
 TEST_F(EngineHedgingTest, FirstCompleteClientErrorBeatsSlowerSuccess) {
-  const Handler script =
-      PerAttempt({Answer("slow", absl::Seconds(3)),
-                  Answer("missing", absl::ZeroDuration(), 404)});
-  StartReplicas({script, script});
+  // One script per replica, not PerAttempt: the answers must not depend on
+  // which request arrives first. The first read's primary is replica 0.
+  StartReplicas({Always(Answer("slow", absl::Seconds(3))),
+                 Always(Answer("missing", absl::ZeroDuration(), 404))});
   StartEngine();
   absl::StatusOr<hedge::EngineResponse> response = Read("/x");
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 404);
   EXPECT_EQ(response->body, "missing");
   EXPECT_TRUE(response->trace.hedge_won);
-  EXPECT_TRUE(Other(response->trace.replica)
-                  .WaitForDisconnectsBeforeResponse(1, absl::Seconds(1)));
+  EXPECT_EQ(response->trace.replica, replicas_[1]->url());
+  EXPECT_TRUE(
+      replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(1)));
 }
 
 TEST_F(EngineHedgingTest, ClientErrorAfterServerErrorWins) {
