@@ -34,7 +34,7 @@ int PortOf(const std::string& url) {
 }
 
 TEST(FlappingReplicaTest, KillsAndRestartsOnTheSamePort) {
-  std::vector<int> ports;  // each port the factory was asked for
+  std::vector<int> ports;        // each port the factory was asked for
   absl::Notification restarted;  // the factory's second call: a restart
   absl::StatusOr<std::unique_ptr<FlappingReplica>> flapping =
       FlappingReplica::Start([&ports, &restarted](int port) {
