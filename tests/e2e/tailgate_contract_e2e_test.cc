@@ -385,8 +385,8 @@ TEST_F(TailgateE2eTest, HealthAndReflectionThroughTheBinary) {
 }
 
 TEST_F(TailgateE2eTest, RefusedConnectionsAreUnavailableWithoutTransportText) {
-  absl::StatusOr<int> first = UnusedLoopbackPort();
-  absl::StatusOr<int> second = UnusedLoopbackPort();
+  absl::StatusOr<int> first = RefusingLoopbackPort();
+  absl::StatusOr<int> second = RefusingLoopbackPort();
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   StartTailgateWithBackends({absl::StrCat("http://127.0.0.1:", *first),

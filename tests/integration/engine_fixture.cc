@@ -112,7 +112,7 @@ std::vector<std::string> EngineFixture::ReplicaUrls() const {
 }
 
 std::string EngineFixture::RefusedUrl() {
-  absl::StatusOr<int> port = UnusedLoopbackPort();
+  absl::StatusOr<int> port = RefusingLoopbackPort();
   EXPECT_TRUE(port.ok()) << port.status();
   return absl::StrCat("http://127.0.0.1:", port.value_or(1));
 }

@@ -694,5 +694,19 @@ TEST(UnusedLoopbackPortTest, RefusesConnections) {
             CURLE_COULDNT_CONNECT);
 }
 
+TEST(RefusingLoopbackPortTest, RefusesAndCannotBeTaken) {
+  absl::StatusOr<int> port = RefusingLoopbackPort();
+  ASSERT_TRUE(port.ok()) << port.status();
+  EXPECT_EQ(Fetch(absl::StrCat("http://127.0.0.1:", *port, "/")).code,
+            CURLE_COULDNT_CONNECT);
+  ReplicaOptions options;
+  options.port = *port;
+  EXPECT_FALSE(Replica::Start(Always(ReplicaResponse()), options).ok())
+      << "port " << *port << " was free to bind";
+  absl::StatusOr<int> other = RefusingLoopbackPort();
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(*other, *port);
+}
+
 }  // namespace
 }  // namespace tailgate::testing

@@ -21,21 +21,49 @@
 
 namespace tailgate::testing {
 
-absl::StatusOr<int> UnusedLoopbackPort() {
+namespace {
+
+// A TCP socket bound to 127.0.0.1 at a port the kernel chooses; the caller
+// owns `fd`.
+struct BoundSocket {
+  int fd;
+  int port;
+};
+
+absl::StatusOr<BoundSocket> BindLoopback() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
   }
   const sockaddr_in address = LoopbackAddress(0);
-  absl::StatusOr<int> port;
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) ==
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) !=
       0) {
-    port = LocalPort(fd);
-  } else {
-    port = absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
+    const int error = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat("bind: ", std::strerror(error)));
   }
-  close(fd);
-  return port;
+  absl::StatusOr<int> port = LocalPort(fd);
+  if (!port.ok()) {
+    close(fd);
+    return port.status();
+  }
+  return BoundSocket{fd, *port};
+}
+
+}  // namespace
+
+absl::StatusOr<int> RefusingLoopbackPort() {
+  absl::StatusOr<BoundSocket> bound = BindLoopback();
+  if (!bound.ok()) return bound.status();
+  // The socket is left open on purpose: it holds the port until exit.
+  return bound->port;
+}
+
+absl::StatusOr<int> UnusedLoopbackPort() {
+  absl::StatusOr<BoundSocket> bound = BindLoopback();
+  if (!bound.ok()) return bound.status();
+  close(bound->fd);
+  return bound->port;
 }
 
 class SilentListener::Impl {

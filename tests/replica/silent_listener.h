@@ -1,7 +1,8 @@
 // Loopback endpoints that are not HTTP servers, for tests of connect and
 // read failures:
-//  - UnusedLoopbackPort: a port on 127.0.0.1 where nothing listens, so a
-//    connect is refused at once.
+//  - RefusingLoopbackPort: a port on 127.0.0.1 where nothing listens, so a
+//    connect is refused at once, held for the rest of the process.
+//  - UnusedLoopbackPort: a free port, for a server that binds it next.
 //  - SilentListener: a TCP listener on 127.0.0.1 that accepts connections
 //    and never reads from them or writes to them — a replica that is up but
 //    stuck. (Unlike a socket that listens without accepting, the connection
@@ -23,9 +24,15 @@
 
 namespace tailgate::testing {
 
-// Binds 127.0.0.1:0, reads the port the kernel chose, and closes the socket.
-// Connecting to the port is refused until something else binds it, which
-// another process could do, so use it at once.
+// A port on 127.0.0.1 that refuses connections until the process exits:
+// its socket stays bound (without SO_REUSEADDR) but never listens, so no
+// other test, in this process or one running beside it, can take the port,
+// and no two calls return the same one.
+absl::StatusOr<int> RefusingLoopbackPort();
+
+// Binds 127.0.0.1:0, reads the port the kernel chose, and closes the socket,
+// for a server (nginx, a healed endpoint) that must bind the port itself.
+// Another process could take it first: bind it at once, and retry.
 absl::StatusOr<int> UnusedLoopbackPort();
 
 class SilentListener {
