@@ -1,15 +1,18 @@
 #include "experiment/experiment_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -129,6 +132,34 @@ absl::StatusOr<SidecarTransport> ParseSidecarTransport(
   }
   return Invalid("sidecar_transport",
                  absl::StrCat("want tcp or unix, got \"", text, "\""));
+}
+
+// --sidecar_cpus: "auto" (or not given), "all", or a CPU list, each CPU
+// one of `allowed` (the CPUs this process may use).
+absl::StatusOr<std::vector<int>> ParseSidecarCpus(
+    const std::string& text, Scenario scenario,
+    const std::vector<int>& allowed) {
+  if (text.empty() || text == "auto") {
+    const bool sequential =
+        scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
+    if (!sequential || allowed.size() < 2) return std::vector<int>();
+    return std::vector<int>{allowed.back()};
+  }
+  if (text == "all") return std::vector<int>();
+  absl::StatusOr<std::vector<int>> cpus = server::ParseCpuList(text);
+  if (!cpus.ok()) {
+    return Invalid("sidecar_cpus", cpus.status().message());
+  }
+  for (int cpu : *cpus) {
+    if (!std::binary_search(allowed.begin(), allowed.end(), cpu)) {
+      return Invalid("sidecar_cpus",
+                     absl::StrCat("CPU ", cpu,
+                                  " is not one this process may "
+                                  "use (",
+                                  server::FormatCpuList(allowed), ")"));
+    }
+  }
+  return cpus;
 }
 
 // An error for the first of `flags` given although `scenario` ignores it.
@@ -317,6 +348,12 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
       ParseSidecarTransport(flags.sidecar_transport);
   if (!transport.ok()) return transport.status();
   config.sidecar_transport = *transport;
+  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
+  if (!allowed.ok()) return allowed.status();
+  absl::StatusOr<std::vector<int>> cpus =
+      ParseSidecarCpus(flags.sidecar_cpus, config.scenario, *allowed);
+  if (!cpus.ok()) return cpus.status();
+  config.sidecar_cpus = *std::move(cpus);
   config.plot_dir = flags.plot_dir;
   config.tailgate = flags.tailgate;
   return config;

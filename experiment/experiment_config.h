@@ -55,6 +55,7 @@ struct RawFlags {
   std::string plot_dir;
   std::string tailgate;
   std::string sidecar_transport;
+  std::string sidecar_cpus;
 };
 
 struct ExperimentConfig {
@@ -77,6 +78,11 @@ struct ExperimentConfig {
   absl::Duration replica_up = absl::Milliseconds(300);
   // Every scenario: the read client's way in (the admin client's is TCP).
   SidecarTransport sidecar_transport = SidecarTransport::kTcp;
+  // Every scenario: each sidecar's --cpus (ascending; empty: not pinned).
+  // By default ("auto") the sequential-client scenarios (seed, correlated)
+  // pin the sidecar to the last CPU the experiment may use, when it may use
+  // two or more; the load scenarios need every core and pin nothing.
+  std::vector<int> sidecar_cpus;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };

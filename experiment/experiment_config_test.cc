@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -43,6 +45,58 @@ TEST(ExperimentConfigTest, SidecarTransportForEveryScenario) {
   flags.sidecar_transport = "UDS";
   EXPECT_EQ(ErrorOf(flags),
             "--sidecar_transport: want tcp or unix, got \"UDS\"");
+}
+
+TEST(ExperimentConfigTest, SidecarCpusAutoPinsOnlyTheSequentialScenarios) {
+  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  const std::vector<int> pinned = allowed->size() >= 2
+                                      ? std::vector<int>{allowed->back()}
+                                      : std::vector<int>{};
+  for (const char* cpus : {"", "auto"}) {
+    for (const char* scenario : {"seed", "correlated"}) {
+      RawFlags flags;
+      flags.scenario = scenario;
+      flags.sidecar_cpus = cpus;
+      absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+      ASSERT_TRUE(config.ok()) << scenario << ": " << config.status();
+      EXPECT_EQ(config->sidecar_cpus, pinned) << scenario;
+    }
+    for (const char* scenario : {"open_loop", "throughput", "chaos"}) {
+      RawFlags flags;
+      flags.scenario = scenario;
+      flags.sidecar_cpus = cpus;
+      absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+      ASSERT_TRUE(config.ok()) << scenario << ": " << config.status();
+      EXPECT_TRUE(config->sidecar_cpus.empty()) << scenario;
+    }
+  }
+}
+
+TEST(ExperimentConfigTest, SidecarCpusAllOrAList) {
+  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  RawFlags flags;
+  flags.sidecar_cpus = "all";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->sidecar_cpus.empty());
+
+  flags.scenario = "throughput";
+  flags.sidecar_cpus = server::FormatCpuList({allowed->front()});
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sidecar_cpus, std::vector<int>{allowed->front()});
+
+  flags.sidecar_cpus = std::to_string(server::MaxCpus() - 1);
+  EXPECT_EQ(ErrorOf(flags),
+            absl::StrCat("--sidecar_cpus: CPU ", server::MaxCpus() - 1,
+                         " is not one this process may use (",
+                         server::FormatCpuList(*allowed), ")"));
+  flags.sidecar_cpus = "some";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--sidecar_cpus: want CPU numbers"))
+      << ErrorOf(flags);
 }
 
 TEST(ExperimentConfigTest, RequestsBelowTheMinimumNameTheFlag) {

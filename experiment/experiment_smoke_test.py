@@ -55,6 +55,10 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assert_metrics(line)
             self.assertEqual(line["requests"], 100)
             self.assertEqual(line["sidecar_transport"], "tcp")
+            # --sidecar_cpus=auto: the last CPU we may use, given two.
+            cpus = sorted(os.sched_getaffinity(0))
+            self.assertEqual(line["sidecar_cpus"],
+                             str(cpus[-1]) if len(cpus) >= 2 else "all")
             self.assertEqual(line["samples"], 100)
             self.assertEqual(line["metrics"]["requests"], 100)
             self.assertLessEqual(line["p50_ms"], line["p99_ms"])
@@ -88,12 +92,14 @@ class ExperimentSmokeTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(dir="/tmp") as socket_dir:
             env = dict(os.environ, TMPDIR=socket_dir)
             lines = self.json_lines("--requests=100",
-                                    "--sidecar_transport=unix", env=env)
+                                    "--sidecar_transport=unix",
+                                    "--sidecar_cpus=all", env=env)
             self.assertEqual(os.listdir(socket_dir), [])
         self.assertEqual([line["mode"] for line in lines],
                          ["baseline", "hedged"])
         for line in lines:
             self.assertEqual(line["sidecar_transport"], "unix")
+            self.assertEqual(line["sidecar_cpus"], "all")
             self.assertEqual(line["samples"], 100)
             self.assertEqual(line["metrics"]["requests"], 100)
 
@@ -179,7 +185,8 @@ class ExperimentSmokeTest(unittest.TestCase):
                              (["--scenario=throughput", "--concurrency=0"],
                               "--concurrency"),
                              (["--sidecar_transport=quic"],
-                              "--sidecar_transport")]:
+                              "--sidecar_transport"),
+                             (["--sidecar_cpus=2-1"], "--sidecar_cpus")]:
             with self.subTest(flags=flags):
                 result = run(*flags)
                 self.assertEqual(result.returncode, 2)

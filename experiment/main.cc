@@ -66,6 +66,11 @@ ABSL_FLAG(std::string, sidecar_transport, "",
           "How the read client reaches each sidecar: tcp (default, loopback) "
           "or unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
           "unset or too long).");
+ABSL_FLAG(std::string, sidecar_cpus, "",
+          "CPUs each sidecar runs on (its --cpus): auto (default: for seed "
+          "and correlated, the last CPU this process may use if it may use "
+          "two or more; for the others, all), all, or a list such as 1 or "
+          "0-1.");
 ABSL_FLAG(std::string, tailgate, "",
           "Path of the tailgate binary (default: //server:tailgate from the "
           "runfiles).");
@@ -88,6 +93,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
   flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);
+  flags.sidecar_cpus = absl::GetFlag(FLAGS_sidecar_cpus);
   return flags;
 }
 

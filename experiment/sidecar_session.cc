@@ -16,6 +16,7 @@
 #include "experiment/progress.h"
 #include "experiment/report.h"
 #include "experiment/workload.h"
+#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -49,6 +50,10 @@ absl::StatusOr<std::string> FreshSocketPath() {
 SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
                       std::string backends,
                       std::vector<std::string> extra_flags) {
+  if (!config.sidecar_cpus.empty()) {
+    extra_flags.push_back(
+        absl::StrCat("--cpus=", server::FormatCpuList(config.sidecar_cpus)));
+  }
   return SidecarSetup{std::move(binary), std::move(backends),
                       std::move(extra_flags), config.warmup,
                       config.sidecar_transport};

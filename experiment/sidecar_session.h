@@ -53,8 +53,8 @@ struct SidecarSetup {
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
 };
 
-// The setup every scenario uses: --warmup and --sidecar_transport from
-// `config`, plus the scenario's own sidecar flags.
+// The setup every scenario uses: --warmup, --sidecar_transport and
+// --sidecar_cpus from `config`, plus the scenario's own sidecar flags.
 SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
                       std::string backends,
                       std::vector<std::string> extra_flags = {});

@@ -18,6 +18,7 @@
 #include "experiment/scenarios.h"
 #include "experiment/sidecar_session.h"
 #include "experiment/workload.h"
+#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 
@@ -65,7 +66,11 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
         .AddString("scenario", scenario)
         .AddInt("requests", config.requests)
         .AddInt("warmup", config.warmup)
-        .AddString("sidecar_transport", transport);
+        .AddString("sidecar_transport", transport)
+        .AddString("sidecar_cpus",
+                   config.sidecar_cpus.empty()
+                       ? std::string("all")
+                       : server::FormatCpuList(config.sidecar_cpus));
     AddLatencyFields(Summarize(latencies), line);
     line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)
         .AddObject("metrics", MetricsJson(*metrics));

@@ -27,6 +27,7 @@
 #include "hedge/transport/engine.h"
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
+#include "server/cpu_set.h"
 #include "server/drain.h"
 #include "server/grpc_server.h"
 #include "server/http_endpoints.h"
@@ -46,23 +47,25 @@ void LogStart(Logger& log, const ServerConfig& config) {
   for (const hedge::ReplicaUrl& replica : upstream.replicas) {
     backends.push_back(replica.configured);
   }
-  log.Info("start", {{"backends", absl::StrJoin(backends, ",")},
-                     {"hedge_delay", upstream.hedge_delay},
-                     {"hedge_fraction", upstream.budget.fraction},
-                     {"hedge_burst", upstream.budget.burst},
-                     {"timeout", config.engine.timeout},
-                     {"max_requests", config.engine.admission.max_requests},
-                     {"max_streams_per_connection",
-                      config.max_streams_per_connection},
-                     {"max_attempts", config.engine.admission.max_attempts},
-                     {"max_response_bytes", config.engine.max_response_bytes},
-                     {"failure_threshold", upstream.circuit.failure_threshold},
-                     {"cooldown", upstream.circuit.cooldown},
-                     {"preconnect", upstream.preconnect},
-                     {"timer_spin", config.engine.timer_spin},
-                     {"drain_timeout", config.drain_timeout},
-                     {"backend_http2",
-                      upstream.http_version == hedge::HttpVersion::kHttp2}});
+  log.Info(
+      "start",
+      {{"backends", absl::StrJoin(backends, ",")},
+       {"hedge_delay", upstream.hedge_delay},
+       {"hedge_fraction", upstream.budget.fraction},
+       {"hedge_burst", upstream.budget.burst},
+       {"timeout", config.engine.timeout},
+       {"max_requests", config.engine.admission.max_requests},
+       {"max_streams_per_connection", config.max_streams_per_connection},
+       {"max_attempts", config.engine.admission.max_attempts},
+       {"max_response_bytes", config.engine.max_response_bytes},
+       {"failure_threshold", upstream.circuit.failure_threshold},
+       {"cooldown", upstream.circuit.cooldown},
+       {"preconnect", upstream.preconnect},
+       {"timer_spin", config.engine.timer_spin},
+       {"drain_timeout", config.drain_timeout},
+       {"backend_http2", upstream.http_version == hedge::HttpVersion::kHttp2},
+       {"cpus", config.cpus.empty() ? std::string("any")
+                                    : FormatCpuList(config.cpus)}});
 }
 
 // Logs a start-up failure; the exit code for it.
@@ -85,9 +88,8 @@ int Run(const ServerConfig& config) {
   ReadService read_service(**engine, config.engine.timeout, gate, rejections);
   AdminService admin_service(**engine, rejections);
 
-  absl::StatusOr<GrpcListener> reads =
-      StartGrpcServer(config.listen, {&read_service},
-                      config.max_streams_per_connection);
+  absl::StatusOr<GrpcListener> reads = StartGrpcServer(
+      config.listen, {&read_service}, config.max_streams_per_connection);
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
   log.Info("listening",
@@ -157,6 +159,14 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
     return 2;
+  }
+  // Still the only thread: every thread started from here on inherits it.
+  if (!config->cpus.empty()) {
+    const absl::Status pinned = tailgate::server::PinThisThread(config->cpus);
+    if (!pinned.ok()) {
+      fprintf(stderr, "--cpus: %s\n", std::string(pinned.message()).c_str());
+      return 1;
+    }
   }
   return tailgate::server::Run(*config);
 }

@@ -13,13 +13,15 @@
 // own message and exit code 1).
 //
 // Thread safety: ConfigFromRawFlags is a pure function (apart from checking
-// that --ca_file is readable). ConfigFromFlags reads
+// that --ca_file is readable and that --cpus names CPUs the process may
+// use). ConfigFromFlags reads
 // the process's flags: call it after absl::ParseCommandLine.
 
 #ifndef TAILGATE_SERVER_SERVER_CONFIG_H_
 #define TAILGATE_SERVER_SERVER_CONFIG_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -51,6 +53,7 @@ struct RawFlags {
   std::string timer_spin = "100us";
   std::string ca_file;
   std::string log_format = "logfmt";
+  std::string cpus;  // empty: wherever the process may run
 };
 
 struct ServerConfig {
@@ -64,6 +67,9 @@ struct ServerConfig {
   // front of admission); a client over it waits on its side.
   int max_streams_per_connection = 256;
   LogFormat log_format = LogFormat::kLogfmt;
+  // Every thread of the process runs on these CPUs (ascending; main pins
+  // them before starting any thread). Empty: no pinning.
+  std::vector<int> cpus;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
 };
 

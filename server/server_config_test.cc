@@ -3,12 +3,14 @@
 #include <curl/curl.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/cpu_set.h"
 
 ABSL_DECLARE_FLAG(std::string, backends);
 ABSL_DECLARE_FLAG(std::string, hedge_delay);
@@ -342,6 +344,35 @@ TEST(ServerConfigTest, CaFileMustBeReadable) {
   EXPECT_EQ(ErrorOf(flags), "--ca_file: cannot read \"/nonexistent/ca.pem\"");
 }
 
+TEST(ServerConfigTest, CpusNameCpusTheProcessMayUse) {
+  absl::StatusOr<ServerConfig> unpinned = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(unpinned.ok()) << unpinned.status();
+  EXPECT_TRUE(unpinned->cpus.empty());
+
+  absl::StatusOr<std::vector<int>> allowed = AllowedCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  RawFlags flags = Valid();
+  flags.cpus = FormatCpuList(*allowed);
+  absl::StatusOr<ServerConfig> all = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->cpus, *allowed);
+  flags.cpus = std::to_string(allowed->back());
+  absl::StatusOr<ServerConfig> one = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->cpus, std::vector<int>{allowed->back()});
+
+  // The highest CPU number there is: never one this machine lets us use.
+  flags.cpus = std::to_string(MaxCpus() - 1);
+  EXPECT_EQ(ErrorOf(flags), absl::StrCat("--cpus: CPU ", MaxCpus() - 1,
+                                         " is not one this process may use (",
+                                         FormatCpuList(*allowed), ")"));
+  flags.cpus = "1-0";
+  EXPECT_EQ(ErrorOf(flags),
+            "--cpus: the range \"1-0\" in \"1-0\" runs backwards");
+  flags.cpus = "one";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--cpus: want CPU numbers"));
+}
+
 TEST(ServerConfigTest, LogFormat) {
   RawFlags flags = Valid();
   flags.log_format = "text";
@@ -355,8 +386,9 @@ TEST(ServerConfigTest, H2cNeedsALibcurlThatCanReuseIt) {
     EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
     return;
   }
-  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--backend_http2: HTTP/2 to an "
-                                               "http:// replica (h2c) needs"))
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags),
+                               "--backend_http2: HTTP/2 to an "
+                               "http:// replica (h2c) needs"))
       << ErrorOf(flags);
 }
 

@@ -1,19 +1,25 @@
 // End-to-end: the real tailgate binary, real loopback replicas, real gRPC
 // and HTTP clients.
 
+#include <dirent.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
+#include "server/cpu_set.h"
 #include "server/testing/async_read.h"
 #include "server/testing/http_get.h"
 #include "server/testing/raw_grpc.h"
@@ -129,6 +135,45 @@ TEST_F(TailgateE2eTest, CircuitTransitionIsLoggedAndReported) {
   EXPECT_EQ(stats.replicas(0).generation(), 1u);
   EXPECT_EQ(stats.backend_failures(), 1u);
   EXPECT_EQ(Read("/y", &response).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+// The CPUs each of `pid`'s threads may run on, as /proc lists them ("1").
+std::vector<std::string> ThreadCpuLists(pid_t pid) {
+  std::vector<std::string> lists;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return lists;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream status(absl::StrCat(tasks, "/", entry->d_name, "/status"));
+    std::string line;
+    while (std::getline(status, line)) {
+      absl::string_view rest = line;
+      if (absl::ConsumePrefix(&rest, "Cpus_allowed_list:")) {
+        lists.push_back(std::string(absl::StripAsciiWhitespace(rest)));
+      }
+    }
+  }
+  closedir(dir);
+  return lists;
+}
+
+TEST_F(TailgateE2eTest, CpusPinsEveryThread) {
+  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  const std::string cpu = std::to_string(allowed->back());
+  AddReplica(Always(Body("pinned")));
+  StartTailgate({absl::StrCat("--cpus=", cpu)});
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());  // every thread started by now
+  EXPECT_EQ(response.body(), "pinned");
+  const std::vector<std::string> lists = ThreadCpuLists(tailgate_->pid());
+  // gRPC's pollers, the engine loop, the HTTP listener, main...
+  EXPECT_GE(lists.size(), 4u);
+  for (const std::string& list : lists) EXPECT_EQ(list, cpu);
+  EXPECT_TRUE(absl::StrContains(tailgate_->stderr_text(),
+                                absl::StrCat(" cpus=", cpu, "\n")))
+      << tailgate_->stderr_text();
 }
 
 TEST_F(TailgateE2eTest, SlowReplicaIsHedgedToAFastOne) {
