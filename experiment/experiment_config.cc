@@ -134,32 +134,21 @@ absl::StatusOr<SidecarTransport> ParseSidecarTransport(
                  absl::StrCat("want tcp or unix, got \"", text, "\""));
 }
 
-// --sidecar_cpus: "auto" (or not given), "all", or a CPU list, each CPU
-// one of `allowed` (the CPUs this process may use).
-absl::StatusOr<std::vector<int>> ParseSidecarCpus(
-    const std::string& text, Scenario scenario,
-    const std::vector<int>& allowed) {
-  if (text.empty() || text == "auto") {
-    const bool sequential =
-        scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
-    if (!sequential || allowed.size() < 2) return std::vector<int>();
-    return std::vector<int>{allowed.back()};
+// --sidecar_cpus: "auto" (or not given), or what tailgate's --cpus takes.
+absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
+                                                  Scenario scenario) {
+  if (!text.empty() && text != "auto") {
+    absl::StatusOr<std::vector<int>> cpus = server::CpusToUse(text);
+    if (!cpus.ok()) return Invalid("sidecar_cpus", cpus.status().message());
+    return cpus;
   }
-  if (text == "all") return std::vector<int>();
-  absl::StatusOr<std::vector<int>> cpus = server::ParseCpuList(text);
-  if (!cpus.ok()) {
-    return Invalid("sidecar_cpus", cpus.status().message());
+  if (scenario != Scenario::kSeed && scenario != Scenario::kCorrelated) {
+    return std::vector<int>();
   }
-  for (int cpu : *cpus) {
-    if (!std::binary_search(allowed.begin(), allowed.end(), cpu)) {
-      return Invalid("sidecar_cpus",
-                     absl::StrCat("CPU ", cpu,
-                                  " is not one this process may "
-                                  "use (",
-                                  server::FormatCpuList(allowed), ")"));
-    }
-  }
-  return cpus;
+  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
+  if (!allowed.ok()) return Invalid("sidecar_cpus", allowed.status().message());
+  if (allowed->size() < 2) return std::vector<int>();
+  return std::vector<int>{allowed->back()};
 }
 
 // An error for the first of `flags` given although `scenario` ignores it.
@@ -348,10 +337,8 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
       ParseSidecarTransport(flags.sidecar_transport);
   if (!transport.ok()) return transport.status();
   config.sidecar_transport = *transport;
-  absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
-  if (!allowed.ok()) return allowed.status();
   absl::StatusOr<std::vector<int>> cpus =
-      ParseSidecarCpus(flags.sidecar_cpus, config.scenario, *allowed);
+      ParseSidecarCpus(flags.sidecar_cpus, config.scenario);
   if (!cpus.ok()) return cpus.status();
   config.sidecar_cpus = *std::move(cpus);
   config.plot_dir = flags.plot_dir;

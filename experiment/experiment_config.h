@@ -1,5 +1,5 @@
 // ExperimentConfig: the experiment's command line, parsed and validated in
-// one pure step.
+// one step.
 //
 // Every flag is taken as text and parsed here, so that any bad value gives
 // one line naming the flag ("--requests: must be at least 100, got 10") and
@@ -9,7 +9,8 @@
 // Defaults that differ by scenario (--rate, --duration) are filled in here
 // too, so that a scenario reads one complete config.
 //
-// Thread safety: pure function.
+// Thread safety: a function of the flags and of the CPUs the calling thread
+// may run on (for --sidecar_cpus); no other state.
 
 #ifndef TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_
 #define TAILGATE_EXPERIMENT_EXPERIMENT_CONFIG_H_
@@ -78,10 +79,11 @@ struct ExperimentConfig {
   absl::Duration replica_up = absl::Milliseconds(300);
   // Every scenario: the read client's way in (the admin client's is TCP).
   SidecarTransport sidecar_transport = SidecarTransport::kTcp;
-  // Every scenario: each sidecar's --cpus (ascending; empty: not pinned).
-  // By default ("auto") the sequential-client scenarios (seed, correlated)
-  // pin the sidecar to the last CPU the experiment may use, when it may use
-  // two or more; the load scenarios need every core and pin nothing.
+  // Every scenario: each sidecar's --cpus (ascending; empty: any, not
+  // pinned). By default ("auto") the sequential-client scenarios (seed,
+  // correlated) pin the sidecar to the last CPU the experiment may use, when
+  // it may use two or more; the load scenarios need every core and pin
+  // nothing.
   std::vector<int> sidecar_cpus;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles

@@ -62,7 +62,8 @@ TEST(ExperimentConfigTest, SidecarCpusAutoPinsOnlyTheSequentialScenarios) {
       ASSERT_TRUE(config.ok()) << scenario << ": " << config.status();
       EXPECT_EQ(config->sidecar_cpus, pinned) << scenario;
     }
-    for (const char* scenario : {"open_loop", "throughput", "chaos"}) {
+    for (const char* scenario :
+         {"open_loop", "throughput", "chaos", "overload"}) {
       RawFlags flags;
       flags.scenario = scenario;
       flags.sidecar_cpus = cpus;
@@ -73,30 +74,34 @@ TEST(ExperimentConfigTest, SidecarCpusAutoPinsOnlyTheSequentialScenarios) {
   }
 }
 
-TEST(ExperimentConfigTest, SidecarCpusAllOrAList) {
+TEST(ExperimentConfigTest, SidecarCpusTakesWhatTailgatesCpusTakes) {
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
   ASSERT_TRUE(allowed.ok()) << allowed.status();
   RawFlags flags;
-  flags.sidecar_cpus = "all";
+  flags.sidecar_cpus = "any";
   absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->sidecar_cpus.empty());
 
   flags.scenario = "throughput";
+  flags.sidecar_cpus = "last";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sidecar_cpus, std::vector<int>{allowed->back()});
   flags.sidecar_cpus = server::FormatCpuList({allowed->front()});
   config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->sidecar_cpus, std::vector<int>{allowed->front()});
 
-  flags.sidecar_cpus = std::to_string(server::MaxCpus() - 1);
+  flags.sidecar_cpus = std::to_string(server::kMaxCpus - 1);
   EXPECT_EQ(ErrorOf(flags),
-            absl::StrCat("--sidecar_cpus: CPU ", server::MaxCpus() - 1,
+            absl::StrCat("--sidecar_cpus: CPU ", server::kMaxCpus - 1,
                          " is not one this process may use (",
                          server::FormatCpuList(*allowed), ")"));
-  flags.sidecar_cpus = "some";
-  EXPECT_TRUE(
-      absl::StartsWith(ErrorOf(flags), "--sidecar_cpus: want CPU numbers"))
-      << ErrorOf(flags);
+  flags.sidecar_cpus = "all";
+  EXPECT_EQ(ErrorOf(flags),
+            "--sidecar_cpus: want any, last or CPUs such as 1 or 0-1,3: "
+            "\"all\" is not a CPU number");
 }
 
 TEST(ExperimentConfigTest, RequestsBelowTheMinimumNameTheFlag) {

@@ -67,10 +67,10 @@ ABSL_FLAG(std::string, sidecar_transport, "",
           "or unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
           "unset or too long).");
 ABSL_FLAG(std::string, sidecar_cpus, "",
-          "CPUs each sidecar runs on (its --cpus): auto (default: for seed "
-          "and correlated, the last CPU this process may use if it may use "
-          "two or more; for the others, all), all, or a list such as 1 or "
-          "0-1.");
+          "CPUs each sidecar runs on: auto (default: for seed and "
+          "correlated, the last CPU this process may use, given two or more; "
+          "for the others, any), or what tailgate's --cpus takes (any, last, "
+          "or a list such as 1 or 0-1).");
 ABSL_FLAG(std::string, tailgate, "",
           "Path of the tailgate binary (default: //server:tailgate from the "
           "runfiles).");

@@ -69,7 +69,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
         .AddString("sidecar_transport", transport)
         .AddString("sidecar_cpus",
                    config.sidecar_cpus.empty()
-                       ? std::string("all")
+                       ? std::string("any")
                        : server::FormatCpuList(config.sidecar_cpus));
     AddLatencyFields(Summarize(latencies), line);
     line.AddDouble("attempts_per_request", AttemptsPerRequest(*metrics), 3)

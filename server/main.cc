@@ -9,7 +9,7 @@
 // new reads are refused with UNAVAILABLE, and reads in flight get up to
 // --drain_timeout to finish; then everything stops and the process exits 0.
 // A second signal exits at once with 128 + signal (143 / 130). Failing to
-// start (engine or a listener) exits 1.
+// start (pinning to --cpus, the engine or a listener) exits 1.
 
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +77,11 @@ int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
 int Run(const ServerConfig& config) {
   Logger log(config.log_format);
   LogStart(log, config);
+  // Still the only thread: every thread started from here on inherits it.
+  if (!config.cpus.empty()) {
+    const absl::Status pinned = PinThisThread(config.cpus);
+    if (!pinned.ok()) return Fatal(log, "cpus", pinned);
+  }
 
   CircuitLog circuit_log(log);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
@@ -159,14 +164,6 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
     return 2;
-  }
-  // Still the only thread: every thread started from here on inherits it.
-  if (!config->cpus.empty()) {
-    const absl::Status pinned = tailgate::server::PinThisThread(config->cpus);
-    if (!pinned.ok()) {
-      fprintf(stderr, "--cpus: %s\n", std::string(pinned.message()).c_str());
-      return 1;
-    }
   }
   return tailgate::server::Run(*config);
 }

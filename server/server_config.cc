@@ -75,29 +75,13 @@ ABSL_FLAG(std::string, ca_file, tailgate::server::RawFlags().ca_file,
 ABSL_FLAG(std::string, log_format, tailgate::server::RawFlags().log_format,
           "Lifecycle log lines on stderr: logfmt or json.");
 ABSL_FLAG(std::string, cpus, tailgate::server::RawFlags().cpus,
-          "Run every thread on these CPUs (such as 1 or 0-1,3); empty: "
-          "wherever the process may. One CPU keeps a read's hand-offs "
-          "between threads on it, at the cost of using one core at most.");
+          "Run every thread on these CPUs: any (wherever the process may), "
+          "last (the highest-numbered CPU it may use), or a list such as 1 "
+          "or 0-1,3. One CPU keeps a read's hand-offs between threads on "
+          "it, at the cost of using one core at most.");
 
 namespace tailgate::server {
 namespace {
-
-// The CPUs `text` lists, each one this process may run on.
-absl::Status ParseAllowedCpus(absl::string_view text, std::vector<int>& cpus) {
-  absl::StatusOr<std::vector<int>> listed = ParseCpuList(text);
-  if (!listed.ok()) return listed.status();
-  absl::StatusOr<std::vector<int>> allowed = AllowedCpus();
-  if (!allowed.ok()) return allowed.status();
-  for (int cpu : *listed) {
-    if (!std::binary_search(allowed->begin(), allowed->end(), cpu)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("CPU ", cpu, " is not one this process may use (",
-                       FormatCpuList(*allowed), ")"));
-    }
-  }
-  cpus = *std::move(listed);
-  return absl::OkStatus();
-}
 
 // Parses flag values, keeping the first error; after an error the values it
 // returns are placeholders and status() tells the caller to stop.
@@ -304,9 +288,11 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
                                            flags.log_format, "\""));
   }
 
-  if (!flags.cpus.empty()) {
-    absl::Status cpus = ParseAllowedCpus(flags.cpus, config.cpus);
-    if (!cpus.ok()) reader.Fail("cpus", cpus.message());
+  absl::StatusOr<std::vector<int>> cpus = CpusToUse(flags.cpus);
+  if (cpus.ok()) {
+    config.cpus = *std::move(cpus);
+  } else {
+    reader.Fail("cpus", cpus.status().message());
   }
 
   if (!reader.status().ok()) return reader.status();

@@ -53,7 +53,7 @@ struct RawFlags {
   std::string timer_spin = "100us";
   std::string ca_file;
   std::string log_format = "logfmt";
-  std::string cpus;  // empty: wherever the process may run
+  std::string cpus = "any";
 };
 
 struct ServerConfig {
