@@ -267,14 +267,21 @@ absl::StatusOr<std::unique_ptr<NginxReplica>> NginxReplica::Start(
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
     bool exited = false;
     while (absl::Now() < give_up) {
-      if (PortAccepts(*port)) {
-        return std::unique_ptr<NginxReplica>(
-            new NginxReplica(*dir, *port, options.tls, *pid));
-      }
+      // Exited first: had another process taken the port, PortAccepts
+      // would be answered by that one.
       int status = 0;
       if (waitpid(*pid, &status, WNOHANG) == *pid) {
         exited = true;
         break;
+      }
+      if (PortAccepts(*port)) {
+        // Still running now that the port answers: nginx listens on it.
+        if (waitpid(*pid, &status, WNOHANG) == *pid) {
+          exited = true;
+          break;
+        }
+        return std::unique_ptr<NginxReplica>(
+            new NginxReplica(*dir, *port, options.tls, *pid));
       }
       absl::SleepFor(absl::Milliseconds(5));
     }
