@@ -116,6 +116,7 @@ class ExperimentSmokeTest(unittest.TestCase):
                                LATENCY_FIELDS)
             self.assert_metrics(line)
             self.assertEqual(line["offered_rps"], 200)
+            self.assertEqual(line["mix"], "seed_any_phase")
             self.assertEqual(line["sent"] + line["dropped"], 200)
             self.assertEqual(line["ok"] + line["rejected"] + line["failed"],
                              line["sent"])

@@ -1,6 +1,7 @@
 // Fixed-rate load at one offered rate or a sweep of them, the seed's
-// straggler mix, baseline then hedged at each rate on a fresh sidecar
-// each.
+// straggler mix in its any-phase form (workload.h: reads reach the sidecar
+// out of order and refusals shift its rotation), baseline then hedged at
+// each rate on a fresh sidecar each.
 
 #include <memory>
 #include <vector>
@@ -26,6 +27,7 @@ JsonObject OpenLoopLine(const std::string& mode, const OpenLoopOptions& options,
   JsonObject line;
   line.AddString("mode", mode)
       .AddString("scenario", "open_loop")
+      .AddString("mix", "seed_any_phase")
       .AddDouble("offered_rps", options.rate, 1)
       .AddDouble("achieved_rps", result.AchievedRps(), 1)
       .AddDouble("duration_s", absl::ToDoubleSeconds(options.duration), 3);
@@ -41,7 +43,7 @@ JsonObject OpenLoopLine(const std::string& mode, const OpenLoopOptions& options,
 absl::Status RunOpenLoopScenario(const ExperimentConfig& config,
                                  const std::string& tailgate) {
   absl::StatusOr<std::unique_ptr<ReplicaPair>> replicas =
-      ReplicaPair::Start(StragglerMix::kSeed);
+      ReplicaPair::Start(StragglerMix::kSeedAnyPhase);
   if (!replicas.ok()) return replicas.status();
   const SidecarSetup setup =
       SetupFor(config, tailgate, (*replicas)->backends());

@@ -32,6 +32,9 @@ absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id) {
   switch (mix) {
     case StragglerMix::kSeed:
       return slot == static_cast<uint64_t>(replica) ? kSlowDelay : kFastDelay;
+    case StragglerMix::kSeedAnyPhase:
+      return slot / 2 == static_cast<uint64_t>(replica) ? kSlowDelay
+                                                        : kFastDelay;
     case StragglerMix::kCorrelated:
       return slot == 0 ? kSlowDelay : kFastDelay;
     case StragglerMix::kNone:

@@ -7,6 +7,19 @@
 //                otherwise both wait 2 ms (the seed's experiment: with the
 //                sidecar's primaries alternating A, B, A, ... 20 % of reads
 //                meet a slow primary and have a fast alternate);
+//   kSeedAnyPhase
+//                A waits 40 ms when N % 10 is 0 or 1, B when it is 2 or 3,
+//                otherwise both wait 2 ms: the seed's proportions whichever
+//                replica is read N's primary. With primaries alternating,
+//                20 % of reads meet a slow primary with a fast alternate
+//                whether even reads start on A (N % 10 in {0, 3}) or on B
+//                ({1, 2}), and so do 20 % of reads whose primaries are
+//                chosen at random. Unlike kSeed, 20 % of reads have a fast
+//                primary and a slow alternate. The open loop needs this
+//                mix: there reads reach the sidecar out of order and a
+//                refused read takes no turn in the rotation, which moves
+//                kSeed's 20 % anywhere between 0 and 20 %, differently for
+//                each policy;
 //   kCorrelated  both wait 40 ms when N % 10 == 0, otherwise 2 ms (hedging
 //                costs an attempt and cannot help);
 //   kNone        nobody waits (throughput).
@@ -28,7 +41,7 @@
 
 namespace tailgate::experiment {
 
-enum class StragglerMix { kSeed, kCorrelated, kNone };
+enum class StragglerMix { kSeed, kSeedAnyPhase, kCorrelated, kNone };
 
 inline constexpr absl::string_view kReplicaBody = "replicated-value";
 inline constexpr absl::Duration kSlowDelay = absl::Milliseconds(40);

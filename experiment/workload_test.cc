@@ -1,5 +1,7 @@
 #include "experiment/workload.h"
 
+#include <random>
+
 #include "gtest/gtest.h"
 
 namespace tailgate::experiment {
@@ -19,19 +21,84 @@ TEST(WorkloadTest, SeedMixSlowsOneReplicaPerStraggler) {
   EXPECT_EQ(ReadDelay(StragglerMix::kSeed, kB, 1991), kSlowDelay);
 }
 
+// Reads among `ids` whose primary (as `primary_of` picks it) is slow under
+// `mix`, those whose alternate is, and those where both are.
+struct SlowCounts {
+  int primaries = 0;
+  int alternates = 0;
+  int both = 0;
+};
+
+template <typename PrimaryOf>
+SlowCounts CountSlow(StragglerMix mix, uint64_t ids, PrimaryOf primary_of) {
+  SlowCounts counts;
+  for (uint64_t id = 0; id < ids; ++id) {
+    const ReplicaName primary = primary_of(id);
+    const ReplicaName alternate = primary == kA ? kB : kA;
+    const bool slow_primary = ReadDelay(mix, primary, id) == kSlowDelay;
+    const bool slow_alternate = ReadDelay(mix, alternate, id) == kSlowDelay;
+    counts.primaries += slow_primary;
+    counts.alternates += slow_alternate;
+    counts.both += slow_primary && slow_alternate;
+  }
+  return counts;
+}
+
 TEST(WorkloadTest, SeedMixMeetsASlowPrimaryOneReadInFive) {
   // Primaries alternate A, B, A, ...: read N's primary is N % 2.
-  int slow_primaries = 0;
-  int slow_alternates = 0;
-  for (uint64_t id = 0; id < 1000; ++id) {
-    const ReplicaName primary = id % 2 == 0 ? kA : kB;
-    const ReplicaName alternate = id % 2 == 0 ? kB : kA;
-    slow_primaries += ReadDelay(StragglerMix::kSeed, primary, id) == kSlowDelay;
-    slow_alternates +=
-        ReadDelay(StragglerMix::kSeed, alternate, id) == kSlowDelay;
-  }
-  EXPECT_EQ(slow_primaries, 200);
-  EXPECT_EQ(slow_alternates, 0);
+  const SlowCounts counts = CountSlow(
+      StragglerMix::kSeed, 1000, [](uint64_t id) { return id % 2 ? kB : kA; });
+  EXPECT_EQ(counts.primaries, 200);
+  EXPECT_EQ(counts.alternates, 0);
+  EXPECT_EQ(counts.both, 0);
+}
+
+TEST(WorkloadTest, SeedMixMeetsNoSlowPrimaryWhenTheRotationIsShifted) {
+  // Even reads on B: what one refused read does to the open loop's
+  // rotation. Why kSeedAnyPhase exists.
+  const SlowCounts counts = CountSlow(
+      StragglerMix::kSeed, 1000, [](uint64_t id) { return id % 2 ? kA : kB; });
+  EXPECT_EQ(counts.primaries, 0);
+}
+
+TEST(WorkloadTest, AnyPhaseMixMeetsASlowPrimaryOneReadInFiveInEitherPhase) {
+  const SlowCounts a_first =
+      CountSlow(StragglerMix::kSeedAnyPhase, 1000,
+                [](uint64_t id) { return id % 2 ? kB : kA; });
+  const SlowCounts b_first =
+      CountSlow(StragglerMix::kSeedAnyPhase, 1000,
+                [](uint64_t id) { return id % 2 ? kA : kB; });
+  // A slow primary always has a fast alternate. Unlike kSeed in phase, a
+  // fast primary may have a slow one: a hedge of a primary that outlasts
+  // the delay for another reason (load) can meet a straggler.
+  EXPECT_EQ(a_first.primaries, 200);
+  EXPECT_EQ(a_first.both, 0);
+  EXPECT_EQ(a_first.alternates, 200);
+  EXPECT_EQ(b_first.primaries, 200);
+  EXPECT_EQ(b_first.both, 0);
+  EXPECT_EQ(b_first.alternates, 200);
+}
+
+TEST(WorkloadTest, AnyPhaseMixMeetsASlowPrimaryOneReadInFiveAtRandom) {
+  std::mt19937 random(7);
+  const SlowCounts counts =
+      CountSlow(StragglerMix::kSeedAnyPhase, 100000,
+                [&](uint64_t) { return random() % 2 ? kA : kB; });
+  // 20000 expected; the binomial's standard deviation is about 126.
+  EXPECT_NEAR(counts.primaries, 20000, 800);
+  EXPECT_EQ(counts.both, 0);
+}
+
+TEST(WorkloadTest, AnyPhaseMixSlowsOneReplicaPerStraggler) {
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kA, 0), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kA, 1), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 1), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 2), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 3), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kA, 3), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kA, 4), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 4), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 1993), kSlowDelay);
 }
 
 TEST(WorkloadTest, CorrelatedMixSlowsBothReplicas) {
