@@ -50,7 +50,7 @@ ABSL_FLAG(bool, sweep, false,
           "open_loop: run a series of offered loads instead of --rate.");
 ABSL_FLAG(std::string, sweep_rates, "",
           "open_loop --sweep: comma-separated offered loads in req/s "
-          "(default 250,500,1000,2000,4000,8000,16000).");
+          "(default 250,500,1000,2000,4000,6000,8000,10000,12000,16000).");
 ABSL_FLAG(std::string, concurrency, "",
           "throughput: outstanding reads, through the sidecar and direct "
           "(default 32).");
