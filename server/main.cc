@@ -35,6 +35,7 @@
 #include "server/metrics.h"
 #include "server/read_service.h"
 #include "server/rejections.h"
+#include "server/sched_policy.h"
 #include "server/server_config.h"
 #include "server/termination_signals.h"
 
@@ -64,8 +65,9 @@ void LogStart(Logger& log, const ServerConfig& config) {
        {"timer_spin", config.engine.timer_spin},
        {"drain_timeout", config.drain_timeout},
        {"backend_http2", upstream.http_version == hedge::HttpVersion::kHttp2},
-       {"cpus", config.cpus.empty() ? std::string("any")
-                                    : FormatCpuList(config.cpus)}});
+       {"cpus",
+        config.cpus.empty() ? std::string("any") : FormatCpuList(config.cpus)},
+       {"sched_policy", SchedPolicyName(config.sched_policy)}});
 }
 
 // Logs a start-up failure; the exit code for it.
@@ -87,6 +89,13 @@ int Run(const ServerConfig& config) {
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
       hedge::Engine::Create(config.engine, hedge::SteadyClock(), &circuit_log);
   if (!engine.ok()) return Fatal(log, "engine", engine.status());
+  // The engine loop has started with the process's own policy; gRPC and
+  // the HTTP listener start their threads from here on and inherit this.
+  if (const absl::Status set = SetThisThreadPolicy(config.sched_policy);
+      !set.ok()) {
+    // A sandbox that forbids it costs throughput, not correctness.
+    log.Warn("sched_policy_unchanged", {{"error", set.message()}});
+  }
 
   DrainGate gate;
   Rejections rejections;

@@ -28,6 +28,7 @@
 #include "hedge/transport/engine.h"
 #include "server/listen_address.h"
 #include "server/log.h"
+#include "server/sched_policy.h"
 
 namespace tailgate::server {
 
@@ -54,6 +55,7 @@ struct RawFlags {
   std::string ca_file;
   std::string log_format = "logfmt";
   std::string cpus = "any";
+  std::string sched_policy = "batch";
 };
 
 struct ServerConfig {
@@ -70,6 +72,8 @@ struct ServerConfig {
   // Every thread of the process runs on these CPUs (ascending; main pins
   // them before starting any thread). Empty: no pinning.
   std::vector<int> cpus;
+  // The policy of every thread but the engine loop (sched_policy.h).
+  SchedPolicy sched_policy = SchedPolicy::kBatch;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
 };
 

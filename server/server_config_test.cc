@@ -372,6 +372,20 @@ TEST(ServerConfigTest, CpusNameCpusTheProcessMayUse) {
             "\"1-0\" runs backwards");
 }
 
+TEST(ServerConfigTest, SchedPolicyBatchByDefaultOrNormal) {
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sched_policy, SchedPolicy::kBatch);
+  RawFlags flags = Valid();
+  flags.sched_policy = "normal";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sched_policy, SchedPolicy::kNormal);
+  flags.sched_policy = "fifo";
+  EXPECT_EQ(ErrorOf(flags),
+            "--sched_policy: must be batch or normal, got \"fifo\"");
+}
+
 TEST(ServerConfigTest, LogFormat) {
   RawFlags flags = Valid();
   flags.log_format = "text";

@@ -32,6 +32,7 @@ expect_line '--hedge_delay: must be less than --timeout (100ms), got 100ms' \
 expect_line '--listen: port must be in [0, 65535], got "99999"' \
   "$ok" --listen=127.0.0.1:99999
 expect_line '--log_format: want logfmt or json, got "xml"' "$ok" --log_format=xml
+expect_line '--sched_policy: must be batch or normal, got "idle"' "$ok" --sched_policy=idle
 expect_line "--hedge_fraction: must be in [0, 1], got 1.5" "$ok" --hedge_fraction=1.5
 expect_line 'unexpected argument "extra" (every setting is a --flag)' "$ok" extra
 

@@ -1,12 +1,13 @@
 #include "hedge/transport/curl_loop.h"
 
+#include <pthread.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -45,7 +46,11 @@ absl::Status CurlLoop::Start() {
     return absl::InternalError(
         absl::StrCat("timerfd_create failed: ", std::strerror(errno)));
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    // Shown by top -H and in /proc/PID/task/*/comm (15 characters at most).
+    pthread_setname_np(pthread_self(), "engine_loop");
+    Run();
+  });
   return absl::OkStatus();
 }
 
@@ -168,8 +173,8 @@ void CurlLoop::SetTimerFd() {
   if (next != absl::InfiniteFuture()) {
     // Relative, so an injected clock with its own epoch works too.
     // Early by timer_spin_: SpinUntilNextTimer covers the rest.
-    const absl::Duration early = next == spun_for_ ? absl::ZeroDuration()
-                                                   : timer_spin_;
+    const absl::Duration early =
+        next == spun_for_ ? absl::ZeroDuration() : timer_spin_;
     absl::Duration wait = next - early - clock_.Now();
     if (wait < absl::Nanoseconds(1)) wait = absl::Nanoseconds(1);
     spec.it_value = absl::ToTimespec(wait);

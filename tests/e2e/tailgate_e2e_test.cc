@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <grpcpp/grpcpp.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <cstdlib>
@@ -181,6 +182,68 @@ TEST_F(TailgateE2eTest, CpusPinsEveryThread) {
   const std::vector<std::string> fields = absl::StrSplit(*start, ' ');
   EXPECT_THAT(fields, ::testing::Contains(absl::StrCat("cpus=", cpu)))
       << *start;
+}
+
+// Each of `pid`'s threads: its name and its scheduling policy.
+struct ThreadPolicy {
+  std::string name;
+  int policy;
+};
+
+std::vector<ThreadPolicy> ThreadPolicies(pid_t pid) {
+  std::vector<ThreadPolicy> threads;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return threads;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream comm(absl::StrCat(tasks, "/", entry->d_name, "/comm"));
+    std::string name;
+    std::getline(comm, name);
+    threads.push_back({name, sched_getscheduler(std::atoi(entry->d_name))});
+  }
+  closedir(dir);
+  return threads;
+}
+
+TEST_F(TailgateE2eTest, GrpcThreadsAreBatchAndTheEngineLoopIsNot) {
+  AddReplica(Always(Body("batch")));
+  StartTailgate({});  // --sched_policy=batch is the default
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());  // every thread started by now
+  EXPECT_EQ(response.body(), "batch");
+  const std::vector<ThreadPolicy> threads = ThreadPolicies(tailgate_->pid());
+  int loops = 0;
+  int batch = 0;
+  for (const ThreadPolicy& thread : threads) {
+    if (thread.name == "engine_loop") {
+      ++loops;
+      EXPECT_EQ(thread.policy, SCHED_OTHER);
+    } else {
+      ++batch;
+      EXPECT_EQ(thread.policy, SCHED_BATCH) << thread.name;
+    }
+  }
+  EXPECT_EQ(loops, 1);
+  EXPECT_GE(batch, 3);  // main, gRPC's pollers, the HTTP listener...
+  const std::optional<std::string> start =
+      tailgate_->WaitForLine("event=start", kWait);
+  ASSERT_TRUE(start.has_value()) << tailgate_->stderr_text();
+  EXPECT_THAT(std::vector<std::string>(absl::StrSplit(*start, ' ')),
+              ::testing::Contains("sched_policy=batch"));
+}
+
+TEST_F(TailgateE2eTest, SchedPolicyNormalLeavesEveryThreadNormal) {
+  AddReplica(Always(Body("normal")));
+  StartTailgate({"--sched_policy=normal"});
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());
+  EXPECT_EQ(response.body(), "normal");
+  const std::vector<ThreadPolicy> threads = ThreadPolicies(tailgate_->pid());
+  EXPECT_GE(threads.size(), 4u);
+  for (const ThreadPolicy& thread : threads) {
+    EXPECT_EQ(thread.policy, SCHED_OTHER) << thread.name;
+  }
 }
 
 TEST_F(TailgateE2eTest, SlowReplicaIsHedgedToAFastOne) {
