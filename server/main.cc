@@ -91,10 +91,12 @@ int Run(const ServerConfig& config) {
   if (!engine.ok()) return Fatal(log, "engine", engine.status());
   // The engine loop has started with the process's own policy; gRPC and
   // the HTTP listener start their threads from here on and inherit this.
-  if (const absl::Status set = SetThisThreadPolicy(config.sched_policy);
-      !set.ok()) {
-    // A sandbox that forbids it costs throughput, not correctness.
-    log.Warn("sched_policy_unchanged", {{"error", set.message()}});
+  if (config.sched_policy == SchedPolicy::kBatch) {
+    if (const absl::Status set = SetThisThreadPolicy(SchedPolicy::kBatch);
+        !set.ok()) {
+      // A sandbox that forbids it costs throughput, not correctness.
+      log.Warn("sched_policy_unchanged", {{"error", set.message()}});
+    }
   }
 
   DrainGate gate;

@@ -2,14 +2,19 @@
 //
 // Why: a read crosses threads twice in the sidecar (a gRPC thread hands it
 // to the engine loop; the loop answers through gRPC, which wakes gRPC's
-// poller threads). Under the default policy (SCHED_OTHER) a woken thread
-// usually preempts the thread that woke it when both share a CPU, so every
+// poller threads). Under the default policy (SCHED_OTHER) a thread woken
+// on the CPU of the thread that woke it usually preempts it, so every
 // answer the engine loop gives costs it a switch out and back, and on a
 // virtual machine a context switch is expensive (docs/BENCHMARKS.md,
-// eighth series). A SCHED_BATCH thread never preempts on wake-up; it runs
-// when the CPU is free or its turn comes. With kBatch, every thread but the
-// engine loop is SCHED_BATCH, and the loop, whose hedge timers must fire on
-// time, keeps the policy the process started with.
+// throughput). A SCHED_BATCH thread never preempts on wake-up; it runs
+// when the CPU is free or its turn comes.
+//
+// With kBatch, the main thread turns SCHED_BATCH after the engine has
+// started its loop, so the threads gRPC and the HTTP listener start
+// inherit it, while the loop keeps the policy the process started with
+// and, woken by a due hedge timer, may still preempt under the kernel's
+// usual rules. Threads the loop itself starts (libcurl's resolver, for
+// host names) inherit the loop's policy. kNormal changes nothing.
 //
 // Thread safety: ParseSchedPolicy and SchedPolicyName are pure;
 // SetThisThreadPolicy and ThisThreadPolicy act on the calling thread.

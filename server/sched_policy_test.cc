@@ -27,22 +27,27 @@ TEST(ParseSchedPolicyTest, NamesTheChoices) {
 // The policy applies to the calling thread and to the threads it starts
 // afterwards, not to threads that already run.
 TEST(SetThisThreadPolicyTest, ThreadsStartedAfterwardsInheritIt) {
-  ASSERT_EQ(ThisThreadPolicy().value(), SchedPolicy::kNormal);
+  const absl::StatusOr<SchedPolicy> original = ThisThreadPolicy();
+  ASSERT_TRUE(original.ok()) << original.status();
+  absl::Status set_batch, set_normal;
   absl::StatusOr<SchedPolicy> in_thread, in_child, in_restored;
   std::thread batch([&] {
-    ASSERT_TRUE(SetThisThreadPolicy(SchedPolicy::kBatch).ok());
+    set_batch = SetThisThreadPolicy(SchedPolicy::kBatch);
     in_thread = ThisThreadPolicy();
     std::thread child([&] { in_child = ThisThreadPolicy(); });
     child.join();
-    ASSERT_TRUE(SetThisThreadPolicy(SchedPolicy::kNormal).ok());
+    set_normal = SetThisThreadPolicy(SchedPolicy::kNormal);
     in_restored = ThisThreadPolicy();
   });
   batch.join();
-  EXPECT_EQ(in_thread.value(), SchedPolicy::kBatch);
-  EXPECT_EQ(in_child.value(), SchedPolicy::kBatch);
-  EXPECT_EQ(in_restored.value(), SchedPolicy::kNormal);
+  ASSERT_TRUE(set_batch.ok()) << set_batch;
+  ASSERT_TRUE(set_normal.ok()) << set_normal;
+  ASSERT_TRUE(in_thread.ok() && in_child.ok() && in_restored.ok());
+  EXPECT_EQ(*in_thread, SchedPolicy::kBatch);
+  EXPECT_EQ(*in_child, SchedPolicy::kBatch);
+  EXPECT_EQ(*in_restored, SchedPolicy::kNormal);
   // The test's own thread was left alone.
-  EXPECT_EQ(ThisThreadPolicy().value(), SchedPolicy::kNormal);
+  EXPECT_EQ(ThisThreadPolicy().value(), *original);
 }
 
 }  // namespace

@@ -80,10 +80,11 @@ ABSL_FLAG(std::string, cpus, tailgate::server::RawFlags().cpus,
           "or 0-1,3. One CPU keeps a read's hand-offs between threads on "
           "it, at the cost of using one core at most.");
 ABSL_FLAG(std::string, sched_policy, tailgate::server::RawFlags().sched_policy,
-          "Linux scheduling policy of every thread but the engine loop: "
-          "batch (SCHED_BATCH: a thread the loop wakes does not preempt it, "
-          "which saves a context switch per answer) or normal (SCHED_OTHER). "
-          "The engine loop keeps the policy the process started with.");
+          "Linux scheduling policy of the threads gRPC and the listeners "
+          "start: batch (SCHED_BATCH: a thread the engine loop wakes does "
+          "not preempt it, which saves a context switch per answer) or "
+          "normal (leave the policy the process started with). The engine "
+          "loop keeps the process's policy either way.");
 
 namespace tailgate::server {
 namespace {

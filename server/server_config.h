@@ -72,7 +72,8 @@ struct ServerConfig {
   // Every thread of the process runs on these CPUs (ascending; main pins
   // them before starting any thread). Empty: no pinning.
   std::vector<int> cpus;
-  // The policy of every thread but the engine loop (sched_policy.h).
+  // The policy of the threads gRPC and the listeners start
+  // (sched_policy.h).
   SchedPolicy sched_policy = SchedPolicy::kBatch;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
 };

@@ -13,6 +13,11 @@
 // when it wants to run again, to the millisecond, for work it put off). On
 // Stop, Callbacks::OnStop runs on the loop thread as its last act.
 //
+// The thread is named "engine_loop" (top -H, /proc/PID/task/*/comm; the
+// sidecar's --sched_policy and its tests find it by that name). Start
+// creates it, so it inherits the scheduling policy and CPU affinity the
+// caller has then.
+//
 // Thread safety: Start, Stop and Wakeup are safe from any thread (Stop not
 // from the loop thread itself). Everything else is loop thread only, checked
 // in debug builds.
@@ -71,15 +76,21 @@ class CurlLoop {
 
   // Loop thread only.
   absl::Status AddTransfer(CURL* easy);
-  void RemoveTransfer(CURL* easy);  // aborts it if unfinished
+  void RemoveTransfer(CURL* easy);             // aborts it if unfinished
   void ArmTimer(absl::Time at, uint64_t key);  // OnTimer(key) at `at`
-  void CancelTimer(uint64_t key);  // no-op unless `key` is pending
+  void CancelTimer(uint64_t key);              // no-op unless `key` is pending
   bool InLoopThread() const;
 
   // Figures for benchmarks: loop iterations and how late timers fired.
-  uint64_t iterations() const { return iterations_.load(std::memory_order_relaxed); }
-  uint64_t timers_fired() const { return timers_fired_.load(std::memory_order_relaxed); }
-  size_t pending_timers() const { return pending_timers_.load(std::memory_order_relaxed); }
+  uint64_t iterations() const {
+    return iterations_.load(std::memory_order_relaxed);
+  }
+  uint64_t timers_fired() const {
+    return timers_fired_.load(std::memory_order_relaxed);
+  }
+  size_t pending_timers() const {
+    return pending_timers_.load(std::memory_order_relaxed);
+  }
   absl::Duration total_timer_spin() const {
     return absl::Nanoseconds(spin_nanos_.load(std::memory_order_relaxed));
   }
