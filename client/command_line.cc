@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "client/exit_codes.h"
+#include "server/flag_values.h"
 
 namespace tailgate::cli {
 namespace {
@@ -34,19 +35,14 @@ absl::Status NonEmpty(absl::string_view value, std::string& out) {
 
 absl::Status PositiveDuration(absl::string_view value, bool allow_infinite,
                               absl::Duration& out) {
-  absl::Duration duration;
-  if (!absl::ParseDuration(value, &duration)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a duration: '", value, "' (use a unit: 250ms, 1.5s, 2m)"));
-  }
-  if (duration <= absl::ZeroDuration()) {
+  absl::StatusOr<absl::Duration> duration = flags::ParseDuration(
+      value, allow_infinite ? flags::Infinite::kAllow : flags::Infinite::kReject);
+  if (!duration.ok()) return duration.status();
+  if (*duration <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("must be positive, got ", value));
   }
-  if (!allow_infinite && duration == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError("must be finite");
-  }
-  out = duration;
+  out = *duration;
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "server/cpu_set.h"
+#include "server/flag_values.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -40,21 +41,19 @@ constexpr std::pair<const char*, SidecarTransport> kTransports[] = {
 };
 
 absl::Status Invalid(absl::string_view flag, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", message));
+  return flags::ForFlag(flag, absl::InvalidArgumentError(message));
 }
 
 // `why`, when not empty, explains the range in the error message.
 absl::StatusOr<int64_t> ParseInteger(absl::string_view flag,
                                      const std::string& text, int64_t min,
                                      int64_t max, absl::string_view why = "") {
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) {
-    return Invalid(flag, absl::StrCat("want an integer, got \"", text, "\""));
-  }
-  if (value < min || value > max) {
+  absl::StatusOr<int64_t> value = flags::ParseInteger(text);
+  if (!value.ok()) return flags::ForFlag(flag, value.status());
+  if (*value < min || *value > max) {
     return Invalid(flag,
                    absl::StrCat("must be in [", min, ", ", max, "]",
-                                why.empty() ? "" : " ", why, ", got ", value));
+                                why.empty() ? "" : " ", why, ", got ", *value));
   }
   return value;
 }
@@ -63,16 +62,8 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
                                                  const std::string& text,
                                                  absl::Duration min,
                                                  absl::Duration max) {
-  absl::Duration value;
-  if (!absl::ParseDuration(text, &value)) {
-    return Invalid(
-        flag, absl::StrCat("want a duration such as 5s, got \"", text, "\""));
-  }
-  if (value < min || value > max) {
-    return Invalid(flag,
-                   absl::StrCat("must be in [", absl::FormatDuration(min), ", ",
-                                absl::FormatDuration(max), "], got ", text));
-  }
+  absl::StatusOr<absl::Duration> value = flags::ParseDuration(text, min, max);
+  if (!value.ok()) return flags::ForFlag(flag, value.status());
   return value;
 }
 
@@ -90,11 +81,12 @@ absl::Status ParseGivenDuration(absl::string_view flag, const std::string& text,
 
 absl::StatusOr<double> ParseRate(absl::string_view flag,
                                  absl::string_view text) {
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+  absl::StatusOr<double> parsed = flags::ParseNumber(text);
+  if (!parsed.ok()) {
     return Invalid(flag,
                    absl::StrCat("want a rate in req/s, got \"", text, "\""));
   }
+  const double value = *parsed;
   if (value <= 0 || value > kMaxRate) {
     return Invalid(
         flag, absl::StrCat("must be in (0, ", kMaxRate, "] req/s, got ", text));

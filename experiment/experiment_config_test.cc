@@ -263,7 +263,7 @@ TEST(ExperimentConfigTest, ChaosReplicaPhases) {
       << ErrorOf(flags);
   flags.replica_down = "fast";
   EXPECT_EQ(ErrorOf(flags),
-            "--replica_down: want a duration such as 5s, got \"fast\"");
+            "--replica_down: want a duration such as 250ms or 1s, got \"fast\"");
   flags = {};
   flags.scenario = "chaos";
   flags.replica_up = "20s";

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hedge/config/field_error.h"
 #include "absl/strings/string_view.h"
 
 namespace tailgate::hedge {
@@ -13,8 +14,8 @@ constexpr int64_t kMaxLimit = 1'000'000;
 
 absl::Status CheckLimit(absl::string_view field, int64_t value) {
   if (value < 1 || value > kMaxLimit) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " must be in [1, ", kMaxLimit, "], got ", value));
+    return FieldError(field,
+                      absl::StrCat("must be in [1, ", kMaxLimit, "], got ", value));
   }
   return absl::OkStatus();
 }

@@ -19,13 +19,13 @@ TEST(AdmissionConfigTest, AcceptsTheEdgesOfEachRange) {
 
 TEST(AdmissionConfigTest, RejectionNamesTheField) {
   EXPECT_EQ(ValidateAdmissionConfig({0, 160}).message(),
-            "max_requests must be in [1, 1000000], got 0");
+            "max_requests: must be in [1, 1000000], got 0");
   EXPECT_EQ(ValidateAdmissionConfig({-5, 160}).message(),
-            "max_requests must be in [1, 1000000], got -5");
+            "max_requests: must be in [1, 1000000], got -5");
   EXPECT_EQ(ValidateAdmissionConfig({128, 0}).message(),
-            "max_attempts must be in [1, 1000000], got 0");
+            "max_attempts: must be in [1, 1000000], got 0");
   EXPECT_EQ(ValidateAdmissionConfig({128, 1'000'001}).message(),
-            "max_attempts must be in [1, 1000000], got 1000001");
+            "max_attempts: must be in [1, 1000000], got 1000001");
   EXPECT_EQ(ValidateAdmissionConfig({0, 0}).code(),
             absl::StatusCode::kInvalidArgument);
 }

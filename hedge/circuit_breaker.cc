@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
 
@@ -20,15 +21,15 @@ const char* CircuitStateName(CircuitState state) {
 
 absl::Status ValidateCircuitConfig(const CircuitConfig& config) {
   if (config.failure_threshold < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("failure_threshold must be at least 1, got ",
-                     config.failure_threshold));
+    return FieldError("failure_threshold",
+                      absl::StrCat("must be at least 1, got ",
+                                   config.failure_threshold));
   }
   if (config.cooldown <= absl::ZeroDuration() ||
       config.cooldown == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cooldown must be positive and finite, got ",
-                     absl::FormatDuration(config.cooldown)));
+    return FieldError("cooldown",
+                      absl::StrCat("must be positive and finite, got ",
+                                   absl::FormatDuration(config.cooldown)));
   }
   return absl::OkStatus();
 }

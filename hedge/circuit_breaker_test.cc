@@ -36,12 +36,12 @@ TEST(CircuitConfigTest, RejectionNamesTheField) {
   EXPECT_TRUE(ValidateCircuitConfig(CircuitConfig{}).ok());
   EXPECT_TRUE(ValidateCircuitConfig({1, absl::Nanoseconds(1)}).ok());
   EXPECT_EQ(ValidateCircuitConfig({0, absl::Seconds(1)}).message(),
-            "failure_threshold must be at least 1, got 0");
+            "failure_threshold: must be at least 1, got 0");
   for (absl::Duration bad :
        {absl::ZeroDuration(), absl::Seconds(-1), absl::InfiniteDuration()}) {
     const absl::Status status = ValidateCircuitConfig({5, bad});
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_TRUE(absl::StartsWith(status.message(), "cooldown "))
+    EXPECT_TRUE(absl::StartsWith(status.message(), "cooldown: "))
         << status.message();
   }
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -16,12 +17,12 @@ constexpr int64_t kMaxBurst = 1'000'000'000;
 absl::Status ValidateHedgeBudgetConfig(const HedgeBudgetConfig& config) {
   // Written so that NaN fails too.
   if (!(config.fraction >= 0 && config.fraction <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hedge_fraction must be in [0, 1], got ", config.fraction));
+    return FieldError("hedge_fraction", absl::StrCat("must be in [0, 1], got ",
+                                                     config.fraction));
   }
   if (!(config.burst >= 0 && config.burst <= kMaxBurst)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hedge_burst must be in [0, ", kMaxBurst, "], got ", config.burst));
+    return FieldError("hedge_burst", absl::StrCat("must be in [0, ", kMaxBurst,
+                                                  "], got ", config.burst));
   }
   return absl::OkStatus();
 }

@@ -29,20 +29,20 @@ TEST(HedgeBudgetConfigTest, AcceptsTheEdgesOfEachRange) {
 
 TEST(HedgeBudgetConfigTest, RejectionNamesTheField) {
   EXPECT_EQ(ValidateHedgeBudgetConfig({1.5, 2}).message(),
-            "hedge_fraction must be in [0, 1], got 1.5");
+            "hedge_fraction: must be in [0, 1], got 1.5");
   EXPECT_EQ(ValidateHedgeBudgetConfig({-0.01, 2}).message(),
-            "hedge_fraction must be in [0, 1], got -0.01");
+            "hedge_fraction: must be in [0, 1], got -0.01");
   EXPECT_EQ(ValidateHedgeBudgetConfig({0.1, -1}).message(),
-            "hedge_burst must be in [0, 1000000000], got -1");
+            "hedge_burst: must be in [0, 1000000000], got -1");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   const struct {
     HedgeBudgetConfig config;
     const char* field;
-  } kBad[] = {{{nan, 2}, "hedge_fraction "},
-              {{0.1, nan}, "hedge_burst "},
-              {{0.1, inf}, "hedge_burst "},
-              {{0.1, 2e9}, "hedge_burst "}};
+  } kBad[] = {{{nan, 2}, "hedge_fraction: "},
+              {{0.1, nan}, "hedge_burst: "},
+              {{0.1, inf}, "hedge_burst: "},
+              {{0.1, 2e9}, "hedge_burst: "}};
   for (const auto& bad : kBad) {
     const absl::Status status = ValidateHedgeBudgetConfig(bad.config);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);

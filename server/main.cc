@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "hedge/config/field_error.h"
 #include "hedge/transport/engine.h"
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
@@ -45,7 +46,7 @@ namespace {
 void LogStart(Logger& log, const ServerConfig& config) {
   const hedge::UpstreamConfig& upstream = config.engine.upstreams[0];
   std::vector<std::string> backends;
-  for (const hedge::ReplicaUrl& replica : upstream.replicas) {
+  for (const hygiene::ReplicaUrl& replica : upstream.replicas) {
     backends.push_back(replica.configured);
   }
   log.Info(
@@ -88,6 +89,12 @@ int Run(const ServerConfig& config) {
   CircuitLog circuit_log(log);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
       hedge::Engine::Create(config.engine, hedge::SteadyClock(), &circuit_log);
+  if (hedge::ErrorField(engine.status()).has_value()) {
+    // A flag's value this libcurl cannot serve: a bad flag like any other.
+    fprintf(stderr, "%s\n",
+            std::string(ForFlagOfField(engine.status()).message()).c_str());
+    return 2;
+  }
   if (!engine.ok()) return Fatal(log, "engine", engine.status());
   // The engine loop has started with the process's own policy; gRPC and
   // the HTTP listener start their threads from here on and inherit this.

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "hedge/http_hygiene.h"
+#include "hedge/hygiene/http_hygiene.h"
 
 namespace tailgate::server {
 namespace {
@@ -54,7 +54,7 @@ absl::StatusOr<std::optional<absl::Duration>> HedgeDelay(
 absl::StatusOr<hedge::EngineRead> EngineReadFromRequest(
     const v1::ReadRequest& request, absl::Duration timeout) {
   hedge::EngineRead read;
-  if (absl::Status path = hedge::ValidateRequestTarget(request.path());
+  if (absl::Status path = hygiene::ValidateRequestTarget(request.path());
       !path.ok()) {
     return path;
   }
@@ -73,13 +73,13 @@ absl::StatusOr<hedge::EngineRead> EngineReadFromRequest(
                        " (want METHOD_GET or METHOD_HEAD)"));
   }
 
-  std::vector<hedge::HttpHeader> headers;
+  std::vector<hygiene::HttpHeader> headers;
   headers.reserve(request.headers_size());
   for (const v1::Header& header : request.headers()) {
     headers.push_back({header.name(), header.value()});
   }
-  absl::StatusOr<std::vector<hedge::HttpHeader>> sanitized =
-      hedge::SanitizeRequestHeaders(headers);
+  absl::StatusOr<std::vector<hygiene::HttpHeader>> sanitized =
+      hygiene::SanitizeRequestHeaders(headers);
   if (!sanitized.ok()) return sanitized.status();
   read.headers = *std::move(sanitized);
 
@@ -101,7 +101,7 @@ void FillReadResponse(hedge::EngineResponse engine_response,
                       v1::ReadResponse* response) {
   response->set_status(engine_response.status);
   response->mutable_headers()->Reserve(engine_response.headers.size());
-  for (hedge::HttpHeader& header : engine_response.headers) {
+  for (hygiene::HttpHeader& header : engine_response.headers) {
     v1::Header* out = response->add_headers();
     out->set_name(std::move(header.name));
     out->set_value(std::move(header.value));

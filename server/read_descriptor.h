@@ -17,7 +17,7 @@ namespace tailgate::server {
 // The engine read for `request`, or INVALID_ARGUMENT naming the field:
 //   path ...                 (not an origin-form target)
 //   method ...               (not a Method value)
-//   headers[2].name ...      (see hedge::SanitizeRequestHeaders)
+//   headers[2].name ...      (see hygiene::SanitizeRequestHeaders)
 //   hedge.delay ...          (malformed, negative, or not below `timeout`)
 // `upstream` is passed through: the engine knows the replica sets and
 // refuses an unknown one with NOT_FOUND. The deadline is left for

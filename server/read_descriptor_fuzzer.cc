@@ -43,8 +43,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "hedge/http_hygiene.h"
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/http_hygiene.h"
+#include "hedge/hygiene/replica_url.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read_descriptor.h"
 
@@ -67,11 +67,11 @@ void Check(bool ok, absl::string_view what) {
   std::abort();
 }
 
-const std::vector<hedge::ReplicaUrl>& Replicas() {
-  static const std::vector<hedge::ReplicaUrl>* const replicas = [] {
-    auto* parsed = new std::vector<hedge::ReplicaUrl>;
+const std::vector<hygiene::ReplicaUrl>& Replicas() {
+  static const std::vector<hygiene::ReplicaUrl>* const replicas = [] {
+    auto* parsed = new std::vector<hygiene::ReplicaUrl>;
     for (const absl::string_view url : kReplicas) {
-      absl::StatusOr<hedge::ReplicaUrl> replica = hedge::ParseReplicaUrl(url);
+      absl::StatusOr<hygiene::ReplicaUrl> replica = hygiene::ParseReplicaUrl(url);
       Check(replica.ok(), "the fixed replica URLs parse");
       parsed->push_back(*replica);
     }
@@ -80,8 +80,8 @@ const std::vector<hedge::ReplicaUrl>& Replicas() {
   return *replicas;
 }
 
-std::vector<hedge::HttpHeader> Headers(const v1::ReadRequest& request) {
-  std::vector<hedge::HttpHeader> headers;
+std::vector<hygiene::HttpHeader> Headers(const v1::ReadRequest& request) {
+  std::vector<hygiene::HttpHeader> headers;
   for (const v1::Header& header : request.headers()) {
     headers.push_back({header.name(), header.value()});
   }
@@ -95,9 +95,9 @@ bool KnownMethod(v1::Method method) {
 
 // The field EngineReadFromRequest must name: the first invalid one.
 absl::string_view FirstInvalidField(const v1::ReadRequest& request) {
-  if (!hedge::ValidateRequestTarget(request.path()).ok()) return "path ";
+  if (!hygiene::ValidateRequestTarget(request.path()).ok()) return "path ";
   if (!KnownMethod(request.method())) return "method ";
-  if (!hedge::SanitizeRequestHeaders(Headers(request)).ok()) return "headers";
+  if (!hygiene::SanitizeRequestHeaders(Headers(request)).ok()) return "headers";
   return "hedge.delay ";
 }
 
@@ -124,9 +124,9 @@ std::optional<std::string> Part(CURLU* url, CURLUPart part,
 
 // libcurl connects to the replica and nowhere else, and sends the target as
 // built: the parse flags are those of CURLOPT_URL with CURLOPT_PATH_AS_IS.
-void CheckCurlReadsTheReplica(const hedge::ReplicaUrl& replica,
+void CheckCurlReadsTheReplica(const hygiene::ReplicaUrl& replica,
                               absl::string_view target) {
-  const std::string attempt = hedge::BuildAttemptUrl(replica, target);
+  const std::string attempt = hygiene::BuildAttemptUrl(replica, target);
   CURLU* url = curl_url();
   Check(url != nullptr, "curl_url allocates");
   Check(curl_url_set(url, CURLUPART_URL, attempt.c_str(),
@@ -156,16 +156,16 @@ void CheckAccepted(const v1::ReadRequest& request,
   Check(read.target == request.path(), "the path is kept byte for byte");
   Check(read.head == (request.method() == v1::METHOD_HEAD),
         "HEAD exactly when asked");
-  absl::StatusOr<std::vector<hedge::HttpHeader>> sanitized =
-      hedge::SanitizeRequestHeaders(Headers(request));
+  absl::StatusOr<std::vector<hygiene::HttpHeader>> sanitized =
+      hygiene::SanitizeRequestHeaders(Headers(request));
   Check(sanitized.ok() && sanitized->size() == read.headers.size(),
         "the headers are the sanitised headers");
   for (size_t i = 0; i < read.headers.size(); ++i) {
-    const hedge::HttpHeader& header = read.headers[i];
+    const hygiene::HttpHeader& header = read.headers[i];
     Check(header.name == (*sanitized)[i].name &&
               header.value == (*sanitized)[i].value,
           "the headers are the sanitised headers, in order");
-    Check(!hedge::IsHopByHop(header.name) &&
+    Check(!hygiene::IsHopByHop(header.name) &&
               !absl::EqualsIgnoreCase(header.name, "Host") &&
               !absl::EqualsIgnoreCase(header.name, "Content-Length") &&
               !absl::EqualsIgnoreCase(header.name, "Expect"),
@@ -180,7 +180,7 @@ void CheckAccepted(const v1::ReadRequest& request,
         "a hedge delay is positive and below the timeout");
   Check(read.deadline == absl::InfiniteFuture(),
         "the deadline is left to EngineDeadline");
-  for (const hedge::ReplicaUrl& replica : Replicas()) {
+  for (const hygiene::ReplicaUrl& replica : Replicas()) {
     CheckCurlReadsTheReplica(replica, read.target);
   }
 }

@@ -3,20 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "hedge/admission_limits.h"
-#include "hedge/circuit_breaker.h"
-#include "hedge/hedge_budget.h"
-#include "hedge/replica_url.h"
+#include "hedge/config/field_error.h"
+#include "hedge/hygiene/replica_url.h"
 #include "server/cpu_set.h"
+#include "server/flag_values.h"
 
 ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
           "Comma-separated replica URLs of the default replica set, e.g. "
@@ -94,59 +90,47 @@ namespace {
 class FlagReader {
  public:
   int64_t Integer(absl::string_view flag, const std::string& text) {
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(text, &value)) {
-      Fail(flag, absl::StrCat("want an integer, got \"", text, "\""));
+    return Take(flag, flags::ParseInteger(text), int64_t{0});
+  }
+
+  // An integer that fits an int; the rest of its range is checked by its
+  // owner.
+  int Int(absl::string_view flag, const std::string& text) {
+    const int64_t value = Integer(flag, text);
+    if (value > std::numeric_limits<int>::max()) {
+      Fail(flag, absl::StrCat("must be at most ",
+                              std::numeric_limits<int>::max(), ", got ", text));
+    } else if (value < std::numeric_limits<int>::min()) {
+      Fail(flag, absl::StrCat("must be at least ",
+                              std::numeric_limits<int>::min(), ", got ", text));
+    } else {
+      return static_cast<int>(value);
     }
-    return value;
+    return 0;
   }
 
   double Number(absl::string_view flag, const std::string& text) {
-    double value = 0;
-    if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
-      Fail(flag, absl::StrCat("want a number, got \"", text, "\""));
-    }
-    return value;
+    return Take(flag, flags::ParseNumber(text), 0.0);
   }
 
   absl::Duration Duration(absl::string_view flag, const std::string& text) {
-    absl::Duration value;
-    if (!absl::ParseDuration(text, &value) ||
-        value == absl::InfiniteDuration() ||
-        value == -absl::InfiniteDuration()) {
-      Fail(flag, absl::StrCat("want a duration such as 250ms or 1s, got \"",
-                              text, "\""));
-    }
-    return value;
+    return Take(flag, flags::ParseDuration(text), absl::ZeroDuration());
   }
 
   ListenAddress Address(absl::string_view flag, const std::string& text) {
-    absl::StatusOr<ListenAddress> address = ParseListenAddress(text);
-    Check(flag, address.status());
-    return address.ok() ? *std::move(address) : ListenAddress();
+    return Take(flag, ParseListenAddress(text), ListenAddress());
   }
 
-  // Records `status` (a problem with `flag`'s value) unless it is OK.
-  void Check(absl::string_view flag, const absl::Status& status) {
-    if (!status.ok()) Fail(flag, status.message());
-  }
-
-  // Records the error of a hedge validator, whose messages start with the
-  // flag's name ("hedge_fraction must be in [0, 1], got 1.5").
-  void CheckNamed(const absl::Status& status) {
-    if (status.ok()) return;
-    const absl::string_view message = status.message();
-    // "name problem" or "name: problem".
-    const size_t space = message.find(' ');
-    absl::string_view name = message.substr(0, space);
-    if (absl::EndsWith(name, ":")) name.remove_suffix(1);
-    Fail(name, message.substr(space + 1));
+  template <typename T>
+  T Take(absl::string_view flag, absl::StatusOr<T> value, T placeholder) {
+    if (value.ok()) return *std::move(value);
+    Fail(flag, value.status().message());
+    return placeholder;
   }
 
   void Fail(absl::string_view flag, absl::string_view problem) {
     if (status_.ok()) {
-      status_ =
-          absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
+      status_ = flags::ForFlag(flag, absl::InvalidArgumentError(problem));
     }
   }
 
@@ -166,22 +150,78 @@ void CheckDistinct(FlagReader& reader, absl::string_view flag,
   }
 }
 
+// The engine configuration's fields that a flag sets, by field.
+constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
+    {"upstreams", "backends"},
+    {"replicas", "backends"},
+    {"hedge_delay", "hedge_delay"},
+    {"hedge_fraction", "hedge_fraction"},
+    {"hedge_burst", "hedge_burst"},
+    {"timeout", "timeout"},
+    {"max_requests", "max_requests"},
+    {"max_attempts", "max_attempts"},
+    {"max_response_bytes", "max_response_bytes"},
+    {"failure_threshold", "failure_threshold"},
+    {"cooldown", "cooldown"},
+    {"http_version", "backend_http2"},
+    {"preconnect", "preconnect"},
+    {"timer_spin", "timer_spin"},
+};
+
+// The engine configuration from the flags; its values are checked by
+// ValidateEngineConfig, not here.
+hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
+                                          const RawFlags& flags) {
+  hedge::EngineConfig engine;
+  hedge::UpstreamConfig& upstream = engine.upstreams.emplace_back();
+  if (flags.backends.empty()) {
+    reader.Fail("backends", "required: a comma-separated list of replica URLs");
+  } else {
+    upstream.replicas = reader.Take("backends",
+                                    hygiene::ParseReplicaList(flags.backends),
+                                    std::vector<hygiene::ReplicaUrl>());
+  }
+  upstream.hedge_delay = reader.Duration("hedge_delay", flags.hedge_delay);
+  upstream.budget.fraction =
+      reader.Number("hedge_fraction", flags.hedge_fraction);
+  upstream.budget.burst = reader.Number("hedge_burst", flags.hedge_burst);
+  upstream.circuit.failure_threshold =
+      reader.Int("failure_threshold", flags.failure_threshold);
+  upstream.circuit.cooldown = reader.Duration("cooldown", flags.cooldown);
+  upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
+                                              : hedge::HttpVersion::kHttp1;
+  upstream.ca_file = flags.ca_file;
+  upstream.preconnect = reader.Int("preconnect", flags.preconnect);
+
+  engine.timeout = reader.Duration("timeout", flags.timeout);
+  engine.admission.max_requests =
+      reader.Integer("max_requests", flags.max_requests);
+  engine.admission.max_attempts =
+      reader.Integer("max_attempts", flags.max_attempts);
+  engine.max_response_bytes =
+      reader.Integer("max_response_bytes", flags.max_response_bytes);
+  engine.timer_spin = reader.Duration("timer_spin", flags.timer_spin);
+  return engine;
+}
+
 }  // namespace
+
+absl::Status ForFlagOfField(const absl::Status& status) {
+  const std::optional<std::string> field = hedge::ErrorField(status);
+  if (!field.has_value()) return status;
+  for (const auto& [known, flag] : kFlagOfField) {
+    if (known == *field) {
+      return flags::ForFlag(flag, absl::Status(status.code(),
+                                               hedge::ErrorProblem(status)));
+    }
+  }
+  return status;
+}
 
 absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   FlagReader reader;
   ServerConfig config;
-  hedge::EngineConfig& engine = config.engine;
-  hedge::UpstreamConfig upstream;
-
-  if (flags.backends.empty()) {
-    reader.Fail("backends", "required: a comma-separated list of replica URLs");
-  } else {
-    absl::StatusOr<std::vector<hedge::ReplicaUrl>> replicas =
-        hedge::ParseReplicaList(flags.backends);
-    reader.Check("backends", replicas.status());
-    if (replicas.ok()) upstream.replicas = *std::move(replicas);
-  }
+  config.engine = EngineConfigFromFlags(reader, flags);
 
   config.listen = reader.Address("listen", flags.listen);
   config.admin = reader.Address("admin", flags.admin);
@@ -196,90 +236,20 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   CheckDistinct(reader, "metrics_listen", config.metrics_listen, "admin",
                 config.admin);
 
-  upstream.hedge_delay = reader.Duration("hedge_delay", flags.hedge_delay);
-  if (upstream.hedge_delay <= absl::ZeroDuration()) {
-    reader.Fail("hedge_delay",
-                absl::StrCat("must be positive, got ", flags.hedge_delay));
+  // Defaults to twice max_requests, once that has been validated.
+  int64_t streams = 0;
+  if (!flags.max_streams_per_connection.empty()) {
+    streams = reader.Take(
+        "max_streams_per_connection",
+        flags::ParseInteger(flags.max_streams_per_connection, 1,
+                            std::numeric_limits<int>::max()),
+        int64_t{0});
   }
-
-  upstream.budget.fraction =
-      reader.Number("hedge_fraction", flags.hedge_fraction);
-  upstream.budget.burst = reader.Number("hedge_burst", flags.hedge_burst);
-  reader.CheckNamed(hedge::ValidateHedgeBudgetConfig(upstream.budget));
-
-  engine.timeout = reader.Duration("timeout", flags.timeout);
-  if (engine.timeout <= absl::ZeroDuration()) {
-    reader.Fail("timeout",
-                absl::StrCat("must be positive, got ", flags.timeout));
-  }
-  if (upstream.hedge_delay >= engine.timeout) {
-    reader.Fail("hedge_delay",
-                absl::StrCat("must be less than --timeout (",
-                             absl::FormatDuration(engine.timeout), "), got ",
-                             flags.hedge_delay));
-  }
-
-  engine.admission.max_requests =
-      reader.Integer("max_requests", flags.max_requests);
-  engine.admission.max_attempts =
-      reader.Integer("max_attempts", flags.max_attempts);
-  reader.CheckNamed(hedge::ValidateAdmissionConfig(engine.admission));
-  const int64_t streams =
-      flags.max_streams_per_connection.empty()
-          ? 2 * engine.admission.max_requests
-          : reader.Integer("max_streams_per_connection",
-                           flags.max_streams_per_connection);
-  if (streams < 1 || streams > std::numeric_limits<int>::max()) {
-    reader.Fail("max_streams_per_connection",
-                absl::StrCat("must be in [1, ", std::numeric_limits<int>::max(),
-                             "], got ", streams));
-  } else {
-    config.max_streams_per_connection = static_cast<int>(streams);
-  }
-
-  engine.max_response_bytes =
-      reader.Integer("max_response_bytes", flags.max_response_bytes);
-  if (engine.max_response_bytes < 1 ||
-      engine.max_response_bytes > hedge::kMaxResponseBytesHardCap) {
-    reader.Fail("max_response_bytes",
-                absl::StrCat("must be in [1, ", hedge::kMaxResponseBytesHardCap,
-                             "] (64 MiB), got ", flags.max_response_bytes));
-  }
-
-  const int64_t threshold =
-      reader.Integer("failure_threshold", flags.failure_threshold);
-  if (threshold > std::numeric_limits<int>::max()) {
-    reader.Fail(
-        "failure_threshold",
-        absl::StrCat("must be at most ", std::numeric_limits<int>::max(),
-                     ", got ", flags.failure_threshold));
-  }
-  upstream.circuit.failure_threshold = static_cast<int>(threshold);
-  upstream.circuit.cooldown = reader.Duration("cooldown", flags.cooldown);
-  reader.CheckNamed(hedge::ValidateCircuitConfig(upstream.circuit));
 
   config.drain_timeout = reader.Duration("drain_timeout", flags.drain_timeout);
   if (config.drain_timeout < absl::ZeroDuration()) {
     reader.Fail("drain_timeout", absl::StrCat("must not be negative, got ",
                                               flags.drain_timeout));
-  }
-
-  upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
-                                              : hedge::HttpVersion::kHttp1;
-  upstream.ca_file = flags.ca_file;
-  engine.timer_spin = reader.Duration("timer_spin", flags.timer_spin);
-  if (engine.timer_spin < absl::ZeroDuration() ||
-      engine.timer_spin > hedge::kMaxTimerSpin) {
-    reader.Fail("timer_spin",
-                absl::StrCat("must be in [0, 1ms], got ", flags.timer_spin));
-  }
-  const int64_t preconnect = reader.Integer("preconnect", flags.preconnect);
-  if (preconnect < 0 || preconnect > hedge::kMaxPreconnect) {
-    reader.Fail("preconnect",
-                absl::StrCat("must be in [0, ", hedge::kMaxPreconnect,
-                             "], got ", flags.preconnect));
-  } else {
-    upstream.preconnect = static_cast<int>(preconnect);
   }
   if (!flags.ca_file.empty() && access(flags.ca_file.c_str(), R_OK) != 0) {
     reader.Fail("ca_file", absl::StrCat("cannot read \"", flags.ca_file, "\""));
@@ -293,27 +263,22 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
     reader.Fail("log_format", absl::StrCat("want logfmt or json, got \"",
                                            flags.log_format, "\""));
   }
-
-  absl::StatusOr<std::vector<int>> cpus = CpusToUse(flags.cpus);
-  if (cpus.ok()) {
-    config.cpus = *std::move(cpus);
-  } else {
-    reader.Fail("cpus", cpus.status().message());
-  }
-
-  absl::StatusOr<SchedPolicy> sched_policy =
-      ParseSchedPolicy(flags.sched_policy);
-  if (sched_policy.ok()) {
-    config.sched_policy = *sched_policy;
-  } else {
-    reader.Fail("sched_policy", sched_policy.status().message());
-  }
-
+  config.cpus = reader.Take("cpus", CpusToUse(flags.cpus), std::vector<int>());
+  config.sched_policy =
+      reader.Take("sched_policy", ParseSchedPolicy(flags.sched_policy),
+                  SchedPolicy::kBatch);
   if (!reader.status().ok()) return reader.status();
-  engine.upstreams.push_back(std::move(upstream));
-  // What only the engine knows, e.g. whether this libcurl can do h2c.
-  reader.CheckNamed(hedge::ValidateEngineConfig(engine));
-  if (!reader.status().ok()) return reader.status();
+
+  if (absl::Status s = hedge::ValidateEngineConfig(config.engine); !s.ok()) {
+    return ForFlagOfField(s);
+  }
+  // Only now is max_requests known to be in range.
+  config.max_streams_per_connection =
+      flags.max_streams_per_connection.empty()
+          ? static_cast<int>(std::min<int64_t>(
+                2 * config.engine.admission.max_requests,
+                std::numeric_limits<int>::max()))
+          : static_cast<int>(streams);
   return config;
 }
 

@@ -1,14 +1,19 @@
-// ServerConfig: the tailgate command line (DESIGN.md "Command line"), parsed
-// and validated in one pure step.
+// ServerConfig: the tailgate command line, parsed and validated in one pure
+// step.
 //
 // Example (main):
 //   absl::ParseCommandLine(argc, argv);
 //   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
 //   if (!config.ok()) { print config.status().message(); exit 2; }
 //
-// Every flag is taken as text and parsed here, not by absl's typed flags, so
-// that any bad value yields one line naming the flag, such as
+// Every flag is taken as text and parsed here (flag_values.h), not by
+// absl's typed flags, so that any bad value yields one line naming the
+// flag, such as
 //   --hedge_fraction: must be in [0, 1], got 1.5
+// This layer checks the syntax of every value and what the server itself
+// owns (addresses, drain, logging, CPUs); the engine's limits are checked
+// once, by ValidateEngineConfig, whose FieldError names the field that
+// ForFlagOfField turns into its flag.
 // (absl still rejects unknown flags and malformed booleans itself, with its
 // own message and exit code 1).
 //
@@ -25,7 +30,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "hedge/transport/engine.h"
+#include "absl/status/status.h"
+#include "hedge/config/engine_config.h"
 #include "server/listen_address.h"
 #include "server/log.h"
 #include "server/sched_policy.h"
@@ -81,6 +87,11 @@ struct ServerConfig {
 // INVALID_ARGUMENT for the first bad value found, with a message that
 // starts with the flag ("--timeout: must be positive, got 0").
 absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags);
+
+// A FieldError from the engine's validation (ValidateEngineConfig, or
+// Engine::Create's checks of libcurl) as "--flag: problem" for the flag
+// that sets the field; any other status as it is.
+absl::Status ForFlagOfField(const absl::Status& status);
 
 // The process's --flags, as RawFlags.
 RawFlags RawFlagsFromCommandLine();

@@ -1,7 +1,5 @@
 #include "server/server_config.h"
 
-#include <curl/curl.h>
-
 #include <string>
 #include <vector>
 
@@ -10,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "hedge/config/field_error.h"
 #include "server/cpu_set.h"
 
 ABSL_DECLARE_FLAG(std::string, backends);
@@ -158,7 +157,7 @@ TEST(ServerConfigTest, HedgeDelayEdges) {
   EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
   flags.hedge_delay = "1s";
   EXPECT_EQ(ErrorOf(flags),
-            "--hedge_delay: must be less than --timeout (1s), got 1s");
+            "--hedge_delay: must be less than timeout (1s), got 1s");
   flags.hedge_delay = "0";
   EXPECT_EQ(ErrorOf(flags), "--hedge_delay: must be positive, got 0");
   flags.hedge_delay = "-5ms";
@@ -214,7 +213,7 @@ TEST(ServerConfigTest, TimeoutEdges) {
   flags.timeout = "2ms";
   EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
   flags.timeout = "0s";
-  EXPECT_EQ(ErrorOf(flags), "--timeout: must be positive, got 0s");
+  EXPECT_EQ(ErrorOf(flags), "--timeout: must be positive and finite, got 0");
   flags.timeout = "soon";
   EXPECT_EQ(ErrorOf(flags),
             "--timeout: want a duration such as 250ms or 1s, got \"soon\"");
@@ -288,7 +287,7 @@ TEST(ServerConfigTest, TimerSpinEdges) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->engine.timer_spin, absl::Milliseconds(1));
   flags.timer_spin = "1000001ns";
-  EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got 1000001ns");
+  EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got 1.000001ms");
   flags.timer_spin = "-1us";
   EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got -1us");
 }
@@ -392,24 +391,30 @@ TEST(ServerConfigTest, LogFormat) {
   EXPECT_EQ(ErrorOf(flags), "--log_format: want logfmt or json, got \"text\"");
 }
 
-TEST(ServerConfigTest, H2cNeedsALibcurlThatCanReuseIt) {
-  RawFlags flags = Valid();
-  flags.backend_http2 = true;
-  if (curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000) {
-    EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
-    return;
-  }
-  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags),
-                               "--backend_http2: HTTP/2 to an "
-                               "http:// replica (h2c) needs"))
-      << ErrorOf(flags);
+TEST(ServerConfigTest, EngineFieldErrorsNameTheirFlag) {
+  EXPECT_EQ(ForFlagOfField(hedge::FieldError("http_version", "needs h2c"))
+                .message(),
+            "--backend_http2: needs h2c");
+  EXPECT_EQ(ForFlagOfField(hedge::FieldError("replicas", "none")).message(),
+            "--backends: none");
+  // A field no flag sets, and an error that names no field, stay as they are.
+  EXPECT_EQ(ForFlagOfField(hedge::FieldError("max_response_headers", "x"))
+                .message(),
+            "max_response_headers: x");
+  EXPECT_EQ(ForFlagOfField(absl::UnavailableError("down")),
+            absl::UnavailableError("down"));
 }
 
 TEST(ServerConfigTest, ReportsTheFirstBadFlagOnly) {
   RawFlags flags = Valid();
   flags.hedge_fraction = "2";
   flags.max_requests = "0";
-  EXPECT_EQ(ErrorOf(flags), "--hedge_fraction: must be in [0, 1], got 2");
+  // The engine checks its own limits before each upstream's policy.
+  EXPECT_EQ(ErrorOf(flags), "--max_requests: must be in [1, 1000000], got 0");
+  // A value that does not parse is reported before any range.
+  flags.timeout = "soon";
+  EXPECT_EQ(ErrorOf(flags),
+            "--timeout: want a duration such as 250ms or 1s, got \"soon\"");
 }
 
 TEST(ServerConfigTest, ConfigFromFlagsReadsTheCommandLineFlags) {

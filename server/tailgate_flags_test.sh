@@ -27,7 +27,7 @@ ok=--backends=http://127.0.0.1:1
 expect_line "--backends: required: a comma-separated list of replica URLs"
 expect_line "--max_response_bytes: must be in [1, 67108864] (64 MiB), got 67108865" \
   "$ok" --max_response_bytes=67108865
-expect_line '--hedge_delay: must be less than --timeout (100ms), got 100ms' \
+expect_line '--hedge_delay: must be less than timeout (100ms), got 100ms' \
   "$ok" --timeout=100ms --hedge_delay=100ms
 expect_line '--listen: port must be in [0, 65535], got "99999"' \
   "$ok" --listen=127.0.0.1:99999

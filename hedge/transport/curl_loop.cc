@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 namespace {
 
 // With no transfer and no timer the loop sleeps until woken; curl_multi_poll
@@ -195,4 +195,4 @@ int CurlLoop::PollTimeoutMillis(absl::Time wake_by) {
   return static_cast<int>(millis);
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport

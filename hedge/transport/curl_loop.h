@@ -36,7 +36,7 @@
 #include "hedge/clock.h"
 #include "hedge/transport/timer_heap.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 
 class CurlLoop {
  public:
@@ -126,6 +126,6 @@ class CurlLoop {
   std::atomic<int64_t> spin_nanos_{0};
 };
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport
 
 #endif  // TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_

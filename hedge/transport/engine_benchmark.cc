@@ -19,7 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "benchmark/benchmark.h"
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/replica_url.h"
 #include "hedge/transport/engine.h"
 #include "tests/replica/replica.h"
 
@@ -96,7 +96,7 @@ std::unique_ptr<testing::Replica> StartReplica() {
 std::unique_ptr<Engine> StartEngine(const testing::Replica& replica) {
   EngineConfig config;
   config.upstreams.resize(1);
-  config.upstreams[0].replicas = *ParseReplicaList(replica.url());
+  config.upstreams[0].replicas = *hygiene::ParseReplicaList(replica.url());
   config.admission.max_requests = 1024;
   config.admission.max_attempts = 1024;
   auto engine = Engine::Create(std::move(config));

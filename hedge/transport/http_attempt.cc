@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 namespace {
 
 // Collects the first failing setopt, so Prepare reads as a list of options.
@@ -69,7 +69,7 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
   header_overflow_ = false;
 
   bool has_accept_encoding = false;
-  for (const HttpHeader& header : *request.headers) {
+  for (const hygiene::HttpHeader& header : *request.headers) {
     has_accept_encoding |=
         absl::EqualsIgnoreCase(header.name, "accept-encoding");
     // "Name;" is curl's spelling of a header with an empty value.
@@ -168,7 +168,7 @@ bool HttpAttempt::AddHeaderLine(const char* data, size_t length) {
     header_overflow_ = true;
     return false;
   }
-  headers_.push_back(HttpHeader{
+  headers_.push_back(hygiene::HttpHeader{
       std::string(line.substr(0, colon)),
       std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)))});
   return true;
@@ -199,4 +199,4 @@ size_t HttpAttempt::OnBody(char* data, size_t size, size_t count,
   return length;
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport

@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "hedge/http_hygiene.h"
+#include "hedge/hygiene/http_hygiene.h"
 #include "hedge/read_decision.h"
-#include "hedge/transport/engine.h"
+#include "hedge/config/engine_config.h"
 #include "hedge/transport/warm_connections.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 
 struct AttemptLimits {
   int64_t max_body_bytes = int64_t{4} << 20;
@@ -38,7 +38,7 @@ struct AttemptLimits {
 struct AttemptRequest {
   std::string url;  // replica origin + base path + target
   bool head = false;
-  const std::vector<HttpHeader>* headers = nullptr;  // sanitized; not owned
+  const std::vector<hygiene::HttpHeader>* headers = nullptr;  // sanitized; not owned
   HttpVersion http_version = HttpVersion::kHttp1;
   const std::string* ca_file = nullptr;  // not owned; "" = system CAs
   WarmConnections* warm = nullptr;       // not owned; null = curl's sockets
@@ -63,7 +63,7 @@ class HttpAttempt {
 
   // The collected response; valid after a kSuccess or kServerError outcome.
   int status() const;
-  std::vector<HttpHeader> TakeHeaders() { return std::move(headers_); }
+  std::vector<hygiene::HttpHeader> TakeHeaders() { return std::move(headers_); }
   std::string TakeBody() { return std::move(body_); }
 
  private:
@@ -78,13 +78,13 @@ class HttpAttempt {
   struct curl_slist* request_headers_ = nullptr;
   AttemptLimits limits_;
   bool head_ = false;
-  std::vector<HttpHeader> headers_;
+  std::vector<hygiene::HttpHeader> headers_;
   int64_t header_bytes_ = 0;
   std::string body_;
   bool too_large_ = false;
   bool header_overflow_ = false;
 };
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport
 
 #endif  // TAILGATE_HEDGE_TRANSPORT_HTTP_ATTEMPT_H_

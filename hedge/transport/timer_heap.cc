@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 
 void TimerHeap::Arm(absl::Time at, uint64_t key) {
   auto it = position_.find(key);
@@ -88,4 +88,4 @@ void TimerHeap::RemoveAt(size_t index) {
   }
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport

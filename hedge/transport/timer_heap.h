@@ -19,7 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 
 class TimerHeap {
  public:
@@ -54,6 +54,6 @@ class TimerHeap {
   absl::flat_hash_map<uint64_t, size_t> position_;  // key -> index in heap_
 };
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport
 
 #endif  // TAILGATE_HEDGE_TRANSPORT_TIMER_HEAP_H_

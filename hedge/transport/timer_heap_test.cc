@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 namespace {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1000);
@@ -126,4 +126,4 @@ TEST(TimerHeapTest, AgreesWithAnOrderedModel) {
 }
 
 }  // namespace
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 namespace {
 
 constexpr absl::Duration kSweepEvery = absl::Seconds(1);
@@ -238,4 +238,4 @@ WarmConnectionStats WarmConnections::stats() const {
   return stats;
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport

@@ -48,15 +48,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
-#include "hedge/transport/engine.h"
+#include "hedge/config/engine_config.h"
 #include "hedge/transport/warm_connection_stats.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hedge::transport {
 
 class WarmConnections {
  public:
   struct Options {
-    int per_address = 1;  // 0 disables; at most kMaxPreconnect (engine.h)
+    int per_address = 1;  // 0 disables; at most kMaxPreconnect (engine_config.h)
     absl::Duration max_idle = absl::Seconds(30);
     absl::Duration refill_delay = kPreconnectRefillDelay;
   };
@@ -126,6 +126,6 @@ class WarmConnections {
   std::atomic<int64_t> idle_{0};
 };
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hedge::transport
 
 #endif  // TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_

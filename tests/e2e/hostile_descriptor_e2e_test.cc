@@ -11,7 +11,7 @@
 //
 // tailgate_contract_e2e_test.cc (EveryInvalidArgumentClassNamesTheField)
 // has one plain case per INVALID_ARGUMENT class; these are the attacks.
-// //hedge:hygiene_fuzzer and //server:read_descriptor_fuzzer cover the same
+// //hedge/hygiene:hygiene_fuzzer and //server:read_descriptor_fuzzer cover the same
 // functions with generated inputs.
 
 #include <grpcpp/grpcpp.h>

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/replica_url.h"
 #include "tests/replica/silent_listener.h"
 
 namespace tailgate::testing {
@@ -124,8 +124,8 @@ void EngineFixture::StartEngine(hedge::EngineConfig config) {
 void EngineFixture::StartEngineWithUrls(hedge::EngineConfig config,
                                         const std::vector<std::string>& urls,
                                         hedge::Clock& clock) {
-  absl::StatusOr<std::vector<hedge::ReplicaUrl>> parsed =
-      hedge::ParseReplicaList(absl::StrJoin(urls, ","));
+  absl::StatusOr<std::vector<hygiene::ReplicaUrl>> parsed =
+      hygiene::ParseReplicaList(absl::StrJoin(urls, ","));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   if (config.upstreams.empty()) config.upstreams.resize(1);
   config.upstreams[0].replicas = *parsed;

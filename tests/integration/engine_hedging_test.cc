@@ -30,9 +30,9 @@ hedge::EngineConfig LongHedgeConfig() {
   return config;
 }
 
-const hedge::HttpHeader* FindHeader(const hedge::EngineResponse& response,
+const hygiene::HttpHeader* FindHeader(const hedge::EngineResponse& response,
                                     absl::string_view name) {
-  for (const hedge::HttpHeader& header : response.headers) {
+  for (const hygiene::HttpHeader& header : response.headers) {
     if (absl::EqualsIgnoreCase(header.name, name)) return &header;
   }
   return nullptr;
@@ -329,7 +329,7 @@ TEST_F(EngineHedgingTest, RedirectIsReturnedNotFollowed) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 302);
   EXPECT_EQ(response->trace.attempts, 1);
-  const hedge::HttpHeader* returned = FindHeader(*response, "Location");
+  const hygiene::HttpHeader* returned = FindHeader(*response, "Location");
   ASSERT_NE(returned, nullptr);
   EXPECT_EQ(returned->value, location);
   // The redirecting replica got one request, and nobody fetched Location.

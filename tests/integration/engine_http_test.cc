@@ -53,7 +53,7 @@ int CountHeaders(const HeaderList& headers, absl::string_view name) {
 }
 
 bool HasHeader(const hedge::EngineResponse& response, absl::string_view name) {
-  return hedge::HasHeader(response.headers, name);
+  return hygiene::HasHeader(response.headers, name);
 }
 
 void ExpectTooLarge(const absl::StatusOr<hedge::EngineResponse>& response) {
@@ -344,7 +344,9 @@ TEST_F(EngineHttpTest, FailureMessagesCarryNoTransportDetail) {
   const int refused_port = std::stoi(refused.substr(refused.rfind(':') + 1));
   const std::vector<int> ports = {replicas_[0]->port(), refused_port};
   hedge::EngineConfig config = HttpConfig();
-  config.timeout = absl::Milliseconds(200);              // for /hang
+  config.timeout = absl::Milliseconds(200);  // for /hang
+  // No timer hedge before the deadline: only fallbacks.
+  config.upstreams[0].hedge_delay = config.timeout - absl::Milliseconds(1);
   config.upstreams[0].circuit.failure_threshold = 1000;  // keep trying both
   StartEngineWithUrls(config, {replicas_[0]->url(), refused});
   struct Case {
@@ -425,7 +427,7 @@ TEST_F(EngineHttpTest, HeadReturnsTheHeadersAndNoBody) {
   EXPECT_EQ(result->body, "");
   EXPECT_TRUE(HasHeader(*result, "X-Meta"));
   bool length_seen = false;
-  for (const hedge::HttpHeader& header : result->headers) {
+  for (const hygiene::HttpHeader& header : result->headers) {
     if (absl::EqualsIgnoreCase(header.name, "Content-Length")) {
       length_seen = true;
       EXPECT_EQ(header.value, "5");

@@ -216,27 +216,5 @@ TEST_F(EnginePreconnectTest, SpareIsOpenedOnlyOnceTheRefillDelayHasPassed) {
   EXPECT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));
 }
 
-hedge::EngineConfig ValidPreconnectConfig(int preconnect) {
-  hedge::EngineConfig config = PreconnectConfig(preconnect);
-  config.upstreams[0].replicas =
-      *hedge::ParseReplicaList("http://127.0.0.1:1");
-  return config;
-}
-
-TEST(EnginePreconnectConfigTest, LimitsAreEnforcedAtTheirEdges) {
-  for (int preconnect : {0, hedge::kMaxPreconnect}) {
-    const absl::Status status =
-        hedge::ValidateEngineConfig(ValidPreconnectConfig(preconnect));
-    EXPECT_TRUE(status.ok()) << preconnect << ": " << status;
-  }
-  for (int preconnect : {-1, hedge::kMaxPreconnect + 1}) {
-    const absl::Status status =
-        hedge::ValidateEngineConfig(ValidPreconnectConfig(preconnect));
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_TRUE(absl::StartsWith(status.message(), "preconnect: "))
-        << status.message();
-  }
-}
-
 }  // namespace
 }  // namespace tailgate::testing

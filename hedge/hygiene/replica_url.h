@@ -10,8 +10,8 @@
 //
 // Thread safety: pure functions over values; safe from any thread.
 
-#ifndef TAILGATE_HEDGE_REPLICA_URL_H_
-#define TAILGATE_HEDGE_REPLICA_URL_H_
+#ifndef TAILGATE_HEDGE_HYGIENE_REPLICA_URL_H_
+#define TAILGATE_HEDGE_HYGIENE_REPLICA_URL_H_
 
 #include <string>
 #include <vector>
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 
 // A replica URL after validation. Two replicas are the same replica when
 // their `origin` and `base_path` are equal.
@@ -61,6 +61,6 @@ absl::StatusOr<std::vector<ReplicaUrl>> ParseReplicaList(
 std::string BuildAttemptUrl(const ReplicaUrl& replica,
                             absl::string_view target);
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene
 
-#endif  // TAILGATE_HEDGE_REPLICA_URL_H_
+#endif  // TAILGATE_HEDGE_HYGIENE_REPLICA_URL_H_

@@ -20,12 +20,12 @@
 //
 // Build, then run for ten minutes (new inputs go to the first directory, the
 // seeds stay as they are; an indented line continues the command above it):
-//   bazel build --config=fuzz //hedge:hygiene_fuzzer
+//   bazel build --config=fuzz //hedge/hygiene:hygiene_fuzzer
 //   mkdir -p /tmp/hygiene_corpus
 //   nice -n 19 bazel-bin/hedge/hygiene_fuzzer -max_total_time=600
-//       /tmp/hygiene_corpus hedge/testdata/hygiene_corpus
+//       /tmp/hygiene_corpus hedge/hygiene/testdata/hygiene_corpus
 // The same source runs over the seed corpus as
-// //hedge:hygiene_fuzzer_corpus_test.
+// //hedge/hygiene:hygiene_fuzzer_corpus_test.
 
 #include <algorithm>
 #include <cstddef>
@@ -45,10 +45,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "hedge/http_hygiene.h"
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/http_hygiene.h"
+#include "hedge/hygiene/replica_url.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 namespace {
 
 // An invariant broke: say which, then crash so libFuzzer keeps the input.
@@ -320,10 +320,10 @@ void FuzzOneInput(absl::string_view input) {
 }
 
 }  // namespace
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  tailgate::hedge::FuzzOneInput(
+  tailgate::hygiene::FuzzOneInput(
       absl::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -1,4 +1,4 @@
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/replica_url.h"
 
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 namespace {
 
 using ::testing::HasSubstr;
@@ -262,4 +262,4 @@ TEST(BuildAttemptUrlTest, NoBasePath) {
 }
 
 }  // namespace
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene

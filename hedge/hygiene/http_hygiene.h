@@ -13,8 +13,8 @@
 //
 // Thread safety: pure functions over values; safe from any thread.
 
-#ifndef TAILGATE_HEDGE_HTTP_HYGIENE_H_
-#define TAILGATE_HEDGE_HTTP_HYGIENE_H_
+#ifndef TAILGATE_HEDGE_HYGIENE_HTTP_HYGIENE_H_
+#define TAILGATE_HEDGE_HYGIENE_HTTP_HYGIENE_H_
 
 #include <cstddef>
 #include <string>
@@ -25,7 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 
 struct HttpHeader {
   std::string name;
@@ -85,6 +85,6 @@ std::vector<HttpHeader> SanitizeResponseHeaders(
 // True when a header called `name` (case-insensitive) is in `headers`.
 bool HasHeader(absl::Span<const HttpHeader> headers, absl::string_view name);
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene
 
-#endif  // TAILGATE_HEDGE_HTTP_HYGIENE_H_
+#endif  // TAILGATE_HEDGE_HYGIENE_HTTP_HYGIENE_H_

@@ -1,4 +1,4 @@
-#include "hedge/http_hygiene.h"
+#include "hedge/hygiene/http_hygiene.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 namespace {
 
 // Header names are quoted in messages escaped, and cut short: a 256-byte
@@ -232,4 +232,4 @@ bool HasHeader(absl::Span<const HttpHeader> headers, absl::string_view name) {
                      });
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene

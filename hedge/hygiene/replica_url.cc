@@ -1,4 +1,4 @@
-#include "hedge/replica_url.h"
+#include "hedge/hygiene/replica_url.h"
 
 #include <arpa/inet.h>
 
@@ -18,7 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 namespace {
 
 constexpr int kMaxPort = 65535;
@@ -257,4 +257,4 @@ std::string BuildAttemptUrl(const ReplicaUrl& replica,
   return absl::StrCat(replica.origin, replica.base_path, target);
 }
 
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene

@@ -1,4 +1,4 @@
-#include "hedge/http_hygiene.h"
+#include "hedge/hygiene/http_hygiene.h"
 
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tailgate::hedge {
+namespace tailgate::hygiene {
 namespace {
 
 using ::testing::HasSubstr;
@@ -349,4 +349,4 @@ TEST(SanitizeResponseHeadersTest, DropsHopByHopAndConnectionNamed) {
 }
 
 }  // namespace
-}  // namespace tailgate::hedge
+}  // namespace tailgate::hygiene

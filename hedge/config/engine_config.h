@@ -1,0 +1,89 @@
+// EngineConfig: what the engine is told at start-up — its replica sets
+// (upstreams), each with its own hedging policy, and the limits it
+// enforces — and ValidateEngineConfig, the one place every one of these
+// values is checked.
+//
+// Example:
+//   EngineConfig config;
+//   UpstreamConfig& upstream = config.upstreams.emplace_back();
+//   upstream.replicas = *hygiene::ParseReplicaList("http://a:80,http://b:80");
+//   upstream.hedge_delay = absl::Milliseconds(10);
+//   if (absl::Status s = ValidateEngineConfig(config); !s.ok()) ...
+//
+// This target depends on abseil and the pure policy only (no libcurl, no
+// gRPC), so flag and config-file parsing can validate a configuration
+// without linking the transport. What only the transport can know (whether
+// this libcurl speaks h2c) is checked by Engine::Create.
+//
+// Thread safety: plain values and a pure function; safe from any thread.
+
+#ifndef TAILGATE_HEDGE_CONFIG_ENGINE_CONFIG_H_
+#define TAILGATE_HEDGE_CONFIG_ENGINE_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hedge/admission_limits.h"
+#include "hedge/circuit_breaker.h"
+#include "hedge/hedge_budget.h"
+#include "hedge/hygiene/replica_url.h"
+
+namespace tailgate::hedge {
+
+enum class HttpVersion {
+  kHttp1,  // HTTP/1.1 with keep-alive (default)
+  kHttp2,  // h2 with prior knowledge for http://, ALPN for https://
+};
+
+// One replica set and its own policy settings.
+struct UpstreamConfig {
+  std::string name;  // "" is the default set
+  std::vector<hygiene::ReplicaUrl> replicas;
+  HedgeBudgetConfig budget;
+  CircuitConfig circuit;
+  absl::Duration hedge_delay = absl::Milliseconds(25);
+  HttpVersion http_version = HttpVersion::kHttp1;
+  std::string ca_file;  // for https replicas; "" = system CAs
+  // TCP connections kept open ahead of need per replica address, so an
+  // attempt rarely waits for a handshake. 0 = none.
+  int preconnect = 0;
+};
+
+struct EngineConfig {
+  std::vector<UpstreamConfig> upstreams;
+  AdmissionConfig admission;
+  int64_t max_response_bytes = int64_t{4} << 20;
+  absl::Duration timeout = absl::Seconds(1);  // cap on every read's deadline
+  int max_response_headers = 100;
+  int64_t max_response_header_bytes = 64 << 10;
+  // The loop wakes this long before a timer (a hedge) is due and spins
+  // until it is, instead of paying an idle CPU's wake-up on every hedge;
+  // at most this much CPU per timer that fires. 0 disables.
+  absl::Duration timer_spin = absl::Microseconds(100);
+};
+
+// Limits ValidateEngineConfig enforces.
+inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
+inline constexpr int kMaxPreconnect = 16;  // UpstreamConfig::preconnect
+inline constexpr absl::Duration kMaxTimerSpin = absl::Milliseconds(1);
+// How long after a warm connection is handed out (or curl opens one of its
+// own) its replacement is connected, counted from the first such need since
+// the pool's last top-up: not in the iteration that sends the attempt's
+// request.
+inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
+
+// Checks every field, the policy objects' settings included. The first
+// problem found is returned as a FieldError (field_error.h) naming the
+// field: `replicas`, `hedge_delay`, `hedge_fraction`, `hedge_burst`,
+// `failure_threshold`, `cooldown`, `preconnect`, `upstreams` (duplicate
+// names), `max_requests`, `max_attempts`, `max_response_bytes`, `timeout`,
+// `timer_spin`, `max_response_headers`, `max_response_header_bytes`; the
+// fields of a named upstream are prefixed with `upstreams.NAME.`.
+absl::Status ValidateEngineConfig(const EngineConfig& config);
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_CONFIG_ENGINE_CONFIG_H_

@@ -1,0 +1,58 @@
+#include "hedge/transport/engine_counters.h"
+
+namespace tailgate::hedge::transport {
+namespace {
+
+template <typename T>
+T Load(const std::atomic<T>& counter) {
+  return counter.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void ReplicaCounters::CopyTo(ReplicaSnapshot& replica) const {
+  replica.attempts_primary =
+      Load(attempts[static_cast<int>(AttemptKind::kPrimary)]);
+  replica.attempts_hedge = Load(attempts[static_cast<int>(AttemptKind::kHedge)]);
+  replica.attempts_fallback =
+      Load(attempts[static_cast<int>(AttemptKind::kFallback)]);
+  replica.failures = Load(failures);
+  replica.in_flight = Load(in_flight);
+  replica.attempt_duration = attempt_duration.Snapshot();
+}
+
+void EngineCounters::CountLaunch(AttemptKind kind) {
+  Bump(attempts);
+  if (kind == AttemptKind::kPrimary) return;
+  Bump(hedges);
+  if (kind == AttemptKind::kFallback) Bump(fallbacks);
+}
+
+void EngineCounters::CountReadError(ReadError error) {
+  if (error == ReadError::kDeadlineExceeded) {
+    Bump(timeouts);
+  } else if (error == ReadError::kCancelled) {
+    Bump(cancelled);
+  }
+}
+
+void EngineCounters::CopyTo(EngineSnapshot& s) const {
+  s.requests = Load(requests);
+  s.rejected_overloaded = Load(rejected_overloaded);
+  s.attempts = Load(attempts);
+  s.hedges = Load(hedges);
+  s.fallbacks = Load(fallbacks);
+  s.hedge_wins = Load(hedge_wins);
+  s.timeouts = Load(timeouts);
+  s.cancelled = Load(cancelled);
+  s.backend_failures = Load(backend_failures);
+  s.skipped_no_replica = Load(skipped[static_cast<int>(SkipReason::kNoReplica)]);
+  s.skipped_no_capacity =
+      Load(skipped[static_cast<int>(SkipReason::kNoCapacity)]);
+  s.skipped_no_budget = Load(skipped[static_cast<int>(SkipReason::kNoBudget)]);
+  s.in_flight_requests = Load(in_flight_requests);
+  s.in_flight_attempts = Load(in_flight_attempts);
+  s.request_duration = request_duration.Snapshot();
+}
+
+}  // namespace tailgate::hedge::transport

@@ -1,0 +1,60 @@
+// EngineSnapshot: the engine's counters since start, for the Admin RPC,
+// the metrics and the benchmarks. A consistent-enough view: each field is
+// read atomically, not all fields at one instant.
+
+#ifndef TAILGATE_HEDGE_TRANSPORT_ENGINE_SNAPSHOT_H_
+#define TAILGATE_HEDGE_TRANSPORT_ENGINE_SNAPSHOT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "hedge/circuit_breaker.h"
+#include "hedge/latency_histogram.h"
+#include "hedge/transport/warm_connection_stats.h"
+
+namespace tailgate::hedge {
+
+struct ReplicaSnapshot {
+  std::string upstream;
+  std::string url;
+  CircuitSnapshot circuit;
+  uint64_t attempts_primary = 0;
+  uint64_t attempts_hedge = 0;
+  uint64_t attempts_fallback = 0;
+  uint64_t failures = 0;
+  int64_t in_flight = 0;
+  HistogramSnapshot attempt_duration;
+};
+
+struct EngineSnapshot {
+  uint64_t requests = 0;             // admitted
+  uint64_t rejected_overloaded = 0;  // refused by max_requests
+  uint64_t attempts = 0;
+  uint64_t hedges = 0;     // extra attempts of either kind
+  uint64_t fallbacks = 0;  // of which failure fallbacks
+  uint64_t hedge_wins = 0;
+  uint64_t timeouts = 0;
+  uint64_t cancelled = 0;
+  uint64_t backend_failures = 0;
+  uint64_t skipped_no_replica = 0;  // extra attempts wanted but not taken
+  uint64_t skipped_no_capacity = 0;
+  uint64_t skipped_no_budget = 0;
+  int64_t in_flight_requests = 0;
+  int64_t in_flight_attempts = 0;
+  double hedge_credits = 0;  // summed over upstreams
+  // The loop's own cost: wake-ups, and how late its timers fired in total.
+  uint64_t loop_iterations = 0;
+  uint64_t timers_fired = 0;
+  uint64_t timers_pending = 0;  // armed and neither fired nor cancelled
+  WarmConnectionStats warm_connections;  // summed over upstreams
+  absl::Duration timer_lateness_total;
+  absl::Duration timer_spin_total;  // CPU time spent spinning for timers
+  HistogramSnapshot request_duration;
+  std::vector<ReplicaSnapshot> replicas;
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_TRANSPORT_ENGINE_SNAPSHOT_H_

@@ -1,0 +1,50 @@
+#include "hedge/transport/read_result.h"
+
+#include "absl/strings/str_cat.h"
+#include "hedge/hygiene/http_hygiene.h"
+
+namespace tailgate::hedge::transport {
+
+EngineResponse TakeResponse(Read& read, int winner, absl::Time now) {
+  HttpAttempt& http = read.slots[winner]->http;
+  EngineResponse response;
+  response.status = http.status();
+  response.headers = hygiene::SanitizeResponseHeaders(http.TakeHeaders());
+  response.body = http.TakeBody();
+  ReadTrace& trace = response.trace;
+  trace.attempts = read.decision.attempts_launched();
+  trace.hedged = trace.attempts > 1;
+  trace.hedge_won = read.decision.kind(winner) != AttemptKind::kPrimary;
+  trace.replica = read.upstream.replica(read.replica(winner)).configured;
+  trace.latency = now - read.admitted;
+  return response;
+}
+
+absl::Status ReadErrorStatus(ReadError error, const ErrorContext& context) {
+  switch (error) {
+    case ReadError::kOverloaded:
+      return absl::ResourceExhaustedError(
+          absl::StrCat("too many concurrent upstream attempts (max_attempts=",
+                       context.max_attempts, ")"));
+    case ReadError::kNoReplica:
+      return absl::UnavailableError(
+          "no replica available: every circuit is open");
+    case ReadError::kDeadlineExceeded:
+      return absl::DeadlineExceededError(
+          "deadline exceeded before a replica answered");
+    case ReadError::kCancelled:
+      if (context.stopping) {
+        return absl::UnavailableError("tailgate is shutting down");
+      }
+      return absl::CancelledError("read cancelled by the caller");
+    case ReadError::kTooLarge:
+      return absl::ResourceExhaustedError(
+          absl::StrCat("response exceeds max_response_bytes (",
+                       context.max_response_bytes, ")"));
+    case ReadError::kUpstreamFailure:
+      return absl::UnavailableError("every attempt failed to reach a replica");
+  }
+  return absl::InternalError("unknown read error");
+}
+
+}  // namespace tailgate::hedge::transport

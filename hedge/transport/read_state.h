@@ -1,0 +1,72 @@
+// Read and AttemptSlot: the state of one admitted read and of one of its
+// HTTP attempts, as the engine's loop thread keeps them.
+//
+// Thread safety: a Read is built by Submit on the caller's thread and
+// handed to the loop thread through the ReadInbox; from then on it, and
+// every AttemptSlot, is loop thread only.
+
+#ifndef TAILGATE_HEDGE_TRANSPORT_READ_STATE_H_
+#define TAILGATE_HEDGE_TRANSPORT_READ_STATE_H_
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "hedge/admission_limits.h"
+#include "hedge/read_decision.h"
+#include "hedge/transport/engine.h"
+#include "hedge/transport/http_attempt.h"
+#include "hedge/transport/upstream.h"
+
+namespace tailgate::hedge::transport {
+
+struct Read;
+
+// A pooled transfer slot: which read and which of its attempts it serves.
+struct AttemptSlot {
+  HttpAttempt http;
+  Read* read = nullptr;
+  int index = -1;
+  absl::Time started;
+  bool in_multi = false;  // added to the multi handle and not removed yet
+};
+
+// One admitted read.
+struct Read {
+  Read(uint64_t id, Upstream& upstream, EngineRead request, ReadCallback done,
+       Permit permit, AdmissionLimits& limits, absl::Time admitted,
+       absl::Time deadline, DeadlineSource deadline_source,
+       const ReadOptions& options)
+      : id(id),
+        upstream(upstream),
+        request(std::move(request)),
+        done(std::move(done)),
+        permit(std::move(permit)),
+        admitted(admitted),
+        deadline(deadline),
+        deadline_source(deadline_source),
+        decision(ReadPolicy{&upstream.picker(), &upstream.budget(), &limits},
+                 options) {}
+
+  // The replica attempt `attempt` went to, and its counters.
+  size_t replica(int attempt) const { return decision.replica(attempt); }
+  ReplicaCounters& counters(int attempt) const {
+    return upstream.counters(replica(attempt));
+  }
+
+  const uint64_t id;
+  Upstream& upstream;
+  const EngineRead request;
+  ReadCallback done;
+  Permit permit;  // the max_requests slot
+  const absl::Time admitted;
+  const absl::Time deadline;
+  const DeadlineSource deadline_source;  // whose deadline `deadline` is
+  ReadDecision decision;
+  std::array<AttemptSlot*, kMaxAttempts> slots{};  // null: none in flight
+};
+
+}  // namespace tailgate::hedge::transport
+
+#endif  // TAILGATE_HEDGE_TRANSPORT_READ_STATE_H_
