@@ -18,8 +18,11 @@
 //   timer_late  how much later than T the poster's wait returned.
 // Placements: "any" (the scheduler chooses, as for the real processes),
 // "same_cpu" (both threads pinned to one CPU) and "other_cpu" (pinned to
-// two different CPUs; skipped with fewer than two). The pinning is this
-// probe's only: the sidecar and the experiment never pin.
+// two different CPUs; skipped with fewer than two). Each placement pins
+// only this probe's own two threads, and only for that placement. (The
+// sidecar pins its threads when told to, with tailgate --cpus, which the
+// experiment's --sidecar_cpus=auto sets for its sequential scenarios;
+// "same_cpu" and "other_cpu" bracket what that choice changes.)
 // One JSON line per placement and T on stdout: "placement", "idle_ms",
 // then wake_* and timer_late_* (p50/p95/p99/p99.9/max in ms, samples).
 //
