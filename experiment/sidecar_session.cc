@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cassert>
+#include <iterator>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -50,13 +51,15 @@ absl::StatusOr<std::string> FreshSocketPath() {
 SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
                       std::string backends,
                       std::vector<std::string> extra_flags) {
+  std::vector<std::string> flags(std::begin(kDedicatedCpuFlags),
+                                 std::end(kDedicatedCpuFlags));
   if (!config.sidecar_cpus.empty()) {
-    extra_flags.push_back(
+    flags.push_back(
         absl::StrCat("--cpus=", server::FormatCpuList(config.sidecar_cpus)));
   }
-  return SidecarSetup{std::move(binary), std::move(backends),
-                      std::move(extra_flags), config.warmup,
-                      config.sidecar_transport};
+  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+  return SidecarSetup{std::move(binary), std::move(backends), std::move(flags),
+                      config.warmup, config.sidecar_transport};
 }
 
 SidecarSession::~SidecarSession() {

@@ -53,8 +53,15 @@ struct SidecarSetup {
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
 };
 
-// The setup every scenario uses: --warmup, --sidecar_transport and
-// --sidecar_cpus from `config`, plus the scenario's own sidecar flags.
+// Every sidecar the experiment starts is tuned as for a CPU of its own
+// (docs/TUNING.md): gRPC's threads SCHED_BATCH and a 100 us spin before a
+// due hedge. tailgate's defaults are the ones for a CPU shared with the app.
+inline constexpr const char* kDedicatedCpuFlags[] = {"--sched_policy=batch",
+                                                     "--timer_spin=100us"};
+
+// The setup every scenario uses: kDedicatedCpuFlags; --warmup,
+// --sidecar_transport and --sidecar_cpus from `config`; then the scenario's
+// own sidecar flags (the last value of a flag wins).
 SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
                       std::string backends,
                       std::vector<std::string> extra_flags = {});

@@ -64,8 +64,9 @@ ABSL_FLAG(std::string, preconnect, tailgate::server::RawFlags().preconnect,
           "handshake; 0 disables.");
 ABSL_FLAG(std::string, timer_spin, tailgate::server::RawFlags().timer_spin,
           "Wake this long before a hedge is due and spin until it is (0 to "
-          "1ms): an idle CPU's wake-up would otherwise delay every hedge. "
-          "Costs at most this much CPU per hedge timer; 0 disables.");
+          "1ms), instead of paying an idle CPU's wake-up on the hedge. "
+          "Costs up to this much CPU per timer that fires; for a sidecar "
+          "with a CPU of its own (docs/TUNING.md). 0 (default) disables.");
 ABSL_FLAG(std::string, ca_file, tailgate::server::RawFlags().ca_file,
           "PEM CA bundle for https replicas; empty uses the system CAs.");
 ABSL_FLAG(std::string, log_format, tailgate::server::RawFlags().log_format,
@@ -77,10 +78,11 @@ ABSL_FLAG(std::string, cpus, tailgate::server::RawFlags().cpus,
           "it, at the cost of using one core at most.");
 ABSL_FLAG(std::string, sched_policy, tailgate::server::RawFlags().sched_policy,
           "Linux scheduling policy of the threads gRPC and the listeners "
-          "start: batch (SCHED_BATCH: a thread the engine loop wakes does "
-          "not preempt it, which saves a context switch per answer) or "
-          "normal (leave the policy the process started with). The engine "
-          "loop keeps the process's policy either way.");
+          "start: normal (default: leave the policy the process started "
+          "with) or batch (SCHED_BATCH: a thread the engine loop wakes does "
+          "not preempt it, which saves a context switch per answer on a CPU "
+          "the sidecar has to itself; docs/TUNING.md). The engine loop keeps "
+          "the process's policy either way.");
 
 namespace tailgate::server {
 namespace {
@@ -266,7 +268,7 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   config.cpus = reader.Take("cpus", CpusToUse(flags.cpus), std::vector<int>());
   config.sched_policy =
       reader.Take("sched_policy", ParseSchedPolicy(flags.sched_policy),
-                  SchedPolicy::kBatch);
+                  SchedPolicy::kNormal);
   if (!reader.status().ok()) return reader.status();
 
   if (absl::Status s = hedge::ValidateEngineConfig(config.engine); !s.ok()) {

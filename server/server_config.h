@@ -57,11 +57,11 @@ struct RawFlags {
   std::string drain_timeout = "5s";
   bool backend_http2 = false;
   std::string preconnect = "1";
-  std::string timer_spin = "100us";
+  std::string timer_spin = "0";
   std::string ca_file;
   std::string log_format = "logfmt";
   std::string cpus = "any";
-  std::string sched_policy = "batch";
+  std::string sched_policy = "normal";
 };
 
 struct ServerConfig {
@@ -80,7 +80,7 @@ struct ServerConfig {
   std::vector<int> cpus;
   // The policy of the threads gRPC and the listeners start
   // (sched_policy.h).
-  SchedPolicy sched_policy = SchedPolicy::kBatch;
+  SchedPolicy sched_policy = SchedPolicy::kNormal;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
 };
 

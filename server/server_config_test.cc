@@ -61,7 +61,7 @@ TEST(ServerConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp1);
   EXPECT_EQ(upstream.ca_file, "");
   EXPECT_EQ(upstream.preconnect, 1);
-  EXPECT_EQ(engine.timer_spin, absl::Microseconds(100));
+  EXPECT_EQ(engine.timer_spin, absl::ZeroDuration());
 }
 
 TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
@@ -84,7 +84,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   flags.ca_file = "/dev/null";
   flags.log_format = "json";
   flags.preconnect = "4";
-  flags.timer_spin = "0s";
+  flags.timer_spin = "100us";
   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->listen.is_unix);
@@ -106,7 +106,7 @@ TEST(ServerConfigTest, EveryFlagIsCarriedOver) {
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp2);
   EXPECT_EQ(upstream.ca_file, "/dev/null");
   EXPECT_EQ(upstream.preconnect, 4);
-  EXPECT_EQ(engine.timer_spin, absl::ZeroDuration());
+  EXPECT_EQ(engine.timer_spin, absl::Microseconds(100));
 }
 
 TEST(ServerConfigTest, Backends) {
@@ -371,15 +371,15 @@ TEST(ServerConfigTest, CpusNameCpusTheProcessMayUse) {
             "\"1-0\" runs backwards");
 }
 
-TEST(ServerConfigTest, SchedPolicyBatchByDefaultOrNormal) {
+TEST(ServerConfigTest, SchedPolicyNormalByDefaultOrBatch) {
   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(Valid());
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->sched_policy, SchedPolicy::kBatch);
+  EXPECT_EQ(config->sched_policy, SchedPolicy::kNormal);
   RawFlags flags = Valid();
-  flags.sched_policy = "normal";
+  flags.sched_policy = "batch";
   config = ConfigFromRawFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->sched_policy, SchedPolicy::kNormal);
+  EXPECT_EQ(config->sched_policy, SchedPolicy::kBatch);
   flags.sched_policy = "fifo";
   EXPECT_EQ(ErrorOf(flags),
             "--sched_policy: must be batch or normal, got \"fifo\"");

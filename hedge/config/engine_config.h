@@ -60,9 +60,10 @@ struct EngineConfig {
   int max_response_headers = 100;
   int64_t max_response_header_bytes = 64 << 10;
   // The loop wakes this long before a timer (a hedge) is due and spins
-  // until it is, instead of paying an idle CPU's wake-up on every hedge;
-  // at most this much CPU per timer that fires. 0 disables.
-  absl::Duration timer_spin = absl::Microseconds(100);
+  // until it is, instead of paying an idle CPU's wake-up on the hedge; at
+  // most this much CPU per timer that fires. Off by default: it is for a
+  // sidecar with a CPU of its own, not one that shares the app's.
+  absl::Duration timer_spin = absl::ZeroDuration();
 };
 
 // Limits ValidateEngineConfig enforces.

@@ -214,7 +214,7 @@ std::vector<ThreadPolicy> ThreadPolicies(pid_t pid) {
 
 TEST_F(TailgateE2eTest, GrpcThreadsAreBatchAndTheEngineLoopIsNot) {
   AddReplica(Always(Body("batch")));
-  StartTailgate({});  // --sched_policy=batch is the default
+  StartTailgate({"--sched_policy=batch"});
   v1::ReadResponse response;
   ASSERT_TRUE(Read("/x", &response).ok());  // every thread started by now
   EXPECT_EQ(response.body(), "batch");
