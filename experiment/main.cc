@@ -5,6 +5,10 @@
 //   bazel run -c opt //experiment -- --scenario=chaos
 //   bazel run -c opt //experiment -- --scenario=overload
 //
+// "The seed", throughout the experiment, is the Go hedging gateway Tailgate
+// succeeds: the default scenario (seed) reproduces its straggler study,
+// with the same workload, policies and output fields.
+//
 // Starts two embedded loopback replicas and, per policy, a fresh `tailgate`
 // sidecar as a child process; prints one JSON line per result on stdout
 // and progress on stderr. README.md describes the scenarios and flags.

@@ -1,5 +1,5 @@
 // The two sidecar policies every scenario compares, as the sidecar's own
-// flags (DESIGN.md "Command line"), exactly the seed's:
+// flags, exactly those of the Go gateway's straggler study:
 //   baseline  --hedge_fraction=0: no extra attempt of any kind
 //   hedged    --hedge_delay=5ms --hedge_fraction=0.25 --hedge_burst=4
 //

@@ -5,7 +5,7 @@
 // attempt on a replica, arm the hedge timer, cancel an attempt, finish the
 // read). It does no I/O and reads no clock.
 //
-// Rules (DESIGN.md "Request lifecycle"):
+// Rules (the request lifecycle):
 //  - Start picks the primary by rotation among eligible circuits and takes an
 //    attempt permit; no replica -> finish kNoReplica; no permit ->
 //    kOverloaded. Unless hedging is disabled for the read, it arms the hedge

@@ -3,7 +3,7 @@
 // values and rendered by prometheus::TextSerializer. The same text is
 // served by HTTP GET /metrics and by Admin.GetMetrics.
 //
-// Names and labels (DESIGN.md "Metrics"):
+// Names and labels:
 //   tailgate_requests_total                   reads admitted
 //   tailgate_rejected_total{reason}           invalid_argument,
 //                                             unknown_upstream, draining,

@@ -1,4 +1,4 @@
-// The only file that interprets libcurl result codes (STYLE.md rule 5).
+// The only file that interprets libcurl result codes.
 
 #include "hedge/transport/http_attempt.h"
 

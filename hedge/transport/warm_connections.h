@@ -20,7 +20,7 @@
 // CPU, expecting the sender to sleep next. A connect right behind the send
 // (tens of microseconds of kernel work on loopback, the handshake included)
 // made the replica wait for it, on the hedge's path in the seed experiment
-// (docs/BENCHMARKS.md, sixth series). Later, the loop is usually idle or
+// (docs/BENCHMARKS.md, "What changed the numbers"). Later, the loop is usually idle or
 // busy with other reads' work, which a connect delays no more than any.
 //
 // A warm socket is handed out only when it is connected, has no error, has

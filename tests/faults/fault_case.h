@@ -1,6 +1,6 @@
-// The faults of the fault-injection suite (issue 7) and what Tailgate is
-// documented to do about each (DESIGN.md "Request lifecycle" and "API
-// contract").
+// The faults of the fault-injection suite and what Tailgate is documented
+// to do about each (README.md "gRPC status codes"; the request lifecycle in
+// hedge/read_decision.h).
 //
 // A FaultCase names one way a replica misbehaves and the outcome the suite
 // expects: how the circuit breaker judges the faulty replica's attempts, and

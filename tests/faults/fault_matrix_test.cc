@@ -1,4 +1,4 @@
-// The fault matrix (issue 7): for each fault in FaultCases(), the real
+// The fault matrix: for each fault in FaultCases(), the real
 // tailgate binary with one faulty replica next to a healthy one, and with
 // every replica faulty. The "[fault-matrix]" lines each test prints fill the
 // table in docs/RELIABILITY.md.
