@@ -38,7 +38,7 @@ CircuitBreaker::CircuitBreaker(const CircuitConfig& config,
     : config_(config), listener_(std::move(listener)) {}
 
 bool CircuitBreaker::IsEligible(absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return IsEligibleLocked(now);
 }
 
@@ -58,7 +58,7 @@ std::optional<CircuitTicket> CircuitBreaker::TryAcquire(absl::Time now) {
   std::optional<Transition> transition;
   CircuitTicket ticket;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!IsEligibleLocked(now)) return std::nullopt;
     if (state_ == CircuitState::kClosed) {
       return CircuitTicket{generation_, /*probe=*/false};
@@ -76,7 +76,7 @@ std::optional<CircuitTicket> CircuitBreaker::TryAcquire(absl::Time now) {
 void CircuitBreaker::OnSuccess(const CircuitTicket& ticket, absl::Time now) {
   std::optional<Transition> transition;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (ticket.generation != generation_) return;
     if (state_ == CircuitState::kClosed) {
       consecutive_failures_ = 0;
@@ -91,7 +91,7 @@ void CircuitBreaker::OnSuccess(const CircuitTicket& ticket, absl::Time now) {
 void CircuitBreaker::OnFailure(const CircuitTicket& ticket, absl::Time now) {
   std::optional<Transition> transition;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (ticket.generation != generation_) return;
     if (state_ == CircuitState::kClosed) {
       if (++consecutive_failures_ >= config_.failure_threshold) {
@@ -106,7 +106,7 @@ void CircuitBreaker::OnFailure(const CircuitTicket& ticket, absl::Time now) {
 }
 
 void CircuitBreaker::OnCancel(const CircuitTicket& ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (ticket.generation == generation_ && ticket.probe &&
       state_ == CircuitState::kHalfOpen) {
     probe_out_ = false;
@@ -114,7 +114,7 @@ void CircuitBreaker::OnCancel(const CircuitTicket& ticket) {
 }
 
 CircuitSnapshot CircuitBreaker::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return CircuitSnapshot{state_, generation_, consecutive_failures_};
 }
 
