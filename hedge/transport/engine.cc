@@ -4,7 +4,6 @@
 #include <array>
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "hedge/hedge_delay.h"
 #include "hedge/read_decision.h"
 #include "hedge/replica_picker.h"
+#include "hedge/sync/mutex.h"
 #include "hedge/transport/curl_loop.h"
 #include "hedge/transport/http_attempt.h"
 #include "hedge/transport/warm_connections.h"
@@ -154,7 +154,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
     // Reads still queued never reached the loop: complete them here.
     std::vector<std::unique_ptr<Read>> queued;
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(&inbox_mu_);
       queued.swap(submitted_);
     }
     for (auto& read : queued) CompleteUnstarted(*read);
@@ -198,7 +198,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
                                        deadline_source, options);
     bool wake;
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(&inbox_mu_);
       wake = submitted_.empty() && cancelled_.empty();
       submitted_.push_back(std::move(read));
     }
@@ -209,7 +209,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void Cancel(uint64_t read_id) override {
     bool wake;
     {
-      std::lock_guard<std::mutex> lock(inbox_mu_);
+      MutexLock lock(&inbox_mu_);
       wake = submitted_.empty() && cancelled_.empty();
       cancelled_.push_back(read_id);
     }
@@ -260,9 +260,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   Counters counters_;
   std::atomic<uint64_t> next_id_{1};
 
-  // (std::mutex rather than absl::Mutex: the system abseil is not built with
-  // ThreadSanitizer, which then cannot see absl::Mutex synchronize.)
-  std::mutex inbox_mu_;
+  // (hedge::Mutex rather than absl::Mutex: see hedge/sync/mutex.h.)
+  Mutex inbox_mu_;
   std::vector<std::unique_ptr<Read>> submitted_ ABSL_GUARDED_BY(inbox_mu_);
   std::vector<uint64_t> cancelled_ ABSL_GUARDED_BY(inbox_mu_);
 
@@ -279,7 +278,7 @@ void EngineImpl::OnWakeup() {
   std::vector<std::unique_ptr<Read>> submitted;
   std::vector<uint64_t> cancelled;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(&inbox_mu_);
     if (submitted_.empty() && cancelled_.empty()) return;
     submitted.swap(submitted_);
     cancelled.swap(cancelled_);
