@@ -26,8 +26,22 @@ TEST(RssSamplerTest, AGoneProcessIsAnError) {
   EXPECT_FALSE(sampler.Stop().ok());
 }
 
-TEST(RssSamplerTest, DestructorStops) {
+TEST(RssSamplerTest, StopTakesTheFirstSampleAndDoesNotWaitForTheNext) {
+  const absl::Time start = absl::Now();
   RssSampler sampler(getpid(), absl::Hours(1));
+  absl::StatusOr<RssSeries> series = sampler.Stop();
+  ASSERT_TRUE(series.ok()) << series.status();
+  // The sample taken at once, and no other: Stop ends the hour's wait.
+  EXPECT_EQ(series->kib.size(), 1u);
+  EXPECT_GT(series->kib[0], 0);
+  EXPECT_LT(absl::Now() - start, absl::Minutes(1));
+}
+
+TEST(RssSamplerTest, DestructorStopsWithoutWaitingForTheNextSample) {
+  const absl::Time start = absl::Now();
+  { RssSampler sampler(getpid(), absl::Hours(1)); }
+  // Had it not woken the sampling thread, the join would take an hour.
+  EXPECT_LT(absl::Now() - start, absl::Minutes(1));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ CircuitBreaker::CircuitBreaker(const CircuitConfig& config,
     : config_(config), listener_(std::move(listener)) {}
 
 bool CircuitBreaker::IsEligible(absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return IsEligibleLocked(now);
 }
 
@@ -59,7 +59,7 @@ std::optional<CircuitTicket> CircuitBreaker::TryAcquire(absl::Time now) {
   std::optional<Transition> transition;
   CircuitTicket ticket;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!IsEligibleLocked(now)) return std::nullopt;
     if (state_ == CircuitState::kClosed) {
       return CircuitTicket{generation_, /*probe=*/false};
@@ -77,7 +77,7 @@ std::optional<CircuitTicket> CircuitBreaker::TryAcquire(absl::Time now) {
 void CircuitBreaker::OnSuccess(const CircuitTicket& ticket, absl::Time now) {
   std::optional<Transition> transition;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (ticket.generation != generation_) return;
     if (state_ == CircuitState::kClosed) {
       consecutive_failures_ = 0;
@@ -92,7 +92,7 @@ void CircuitBreaker::OnSuccess(const CircuitTicket& ticket, absl::Time now) {
 void CircuitBreaker::OnFailure(const CircuitTicket& ticket, absl::Time now) {
   std::optional<Transition> transition;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (ticket.generation != generation_) return;
     if (state_ == CircuitState::kClosed) {
       if (++consecutive_failures_ >= config_.failure_threshold) {
@@ -107,7 +107,7 @@ void CircuitBreaker::OnFailure(const CircuitTicket& ticket, absl::Time now) {
 }
 
 void CircuitBreaker::OnCancel(const CircuitTicket& ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (ticket.generation == generation_ && ticket.probe &&
       state_ == CircuitState::kHalfOpen) {
     probe_out_ = false;
@@ -115,7 +115,7 @@ void CircuitBreaker::OnCancel(const CircuitTicket& ticket) {
 }
 
 CircuitSnapshot CircuitBreaker::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return CircuitSnapshot{state_, generation_, consecutive_failures_};
 }
 

@@ -24,12 +24,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "hedge/sync/mutex.h"
 
 namespace tailgate::hedge {
 
@@ -92,7 +92,8 @@ class CircuitBreaker {
     CircuitState to;
     uint64_t generation;
   };
-  void Notify(const std::optional<Transition>& transition) const;
+  void Notify(const std::optional<Transition>& transition) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   Transition MoveTo(CircuitState to, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IsEligibleLocked(absl::Time now) const
@@ -102,10 +103,9 @@ class CircuitBreaker {
   const CircuitConfig config_;
   const TransitionListener listener_;
 
-  // State below is protected by mu_. (std::mutex rather than absl::Mutex:
-  // the system abseil is not built with ThreadSanitizer, which then cannot
-  // see absl::Mutex synchronize.)
-  mutable std::mutex mu_;
+  // State below is protected by mu_ (a hedge::Mutex rather than an
+  // absl::Mutex: see hedge/sync/mutex.h).
+  mutable Mutex mu_;
   CircuitState state_ ABSL_GUARDED_BY(mu_) = CircuitState::kClosed;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int consecutive_failures_ ABSL_GUARDED_BY(mu_) = 0;

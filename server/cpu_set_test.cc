@@ -35,7 +35,7 @@ TEST(ParseCpuListTest, NumbersAndRanges) {
 TEST(ParseCpuListTest, TheHighestCpuIsJustBelowKMaxCpus) {
   EXPECT_THAT(*ParseCpuList(std::to_string(kMaxCpus - 1)),
               ElementsAre(kMaxCpus - 1));
-  for (const std::string text :
+  for (const std::string& text :
        {std::to_string(kMaxCpus), std::string("99999999999999999999")}) {
     absl::StatusOr<std::vector<int>> over = ParseCpuList(text);
     EXPECT_EQ(over.status().code(), absl::StatusCode::kInvalidArgument);

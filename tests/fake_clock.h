@@ -10,12 +10,11 @@
 #ifndef TAILGATE_TESTS_FAKE_CLOCK_H_
 #define TAILGATE_TESTS_FAKE_CLOCK_H_
 
-#include <mutex>
-
 #include "absl/base/macros.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
+#include "hedge/sync/mutex.h"
 
 namespace tailgate::testing {
 
@@ -27,28 +26,27 @@ class FakeClock final : public hedge::Clock {
   FakeClock& operator=(const FakeClock&) = delete;
 
   absl::Time Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return now_;
   }
 
   // REQUIRES: d >= absl::ZeroDuration() (monotonic time never goes back).
   void Advance(absl::Duration d) {
     ABSL_ASSERT(d >= absl::ZeroDuration());
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     now_ += d;
   }
 
   // REQUIRES: t >= Now().
   void Set(absl::Time t) {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     ABSL_ASSERT(t >= now_);
     now_ = t;
   }
 
  private:
-  // (std::mutex rather than absl::Mutex: the system abseil is not built with
-  // ThreadSanitizer, which then cannot see absl::Mutex synchronize.)
-  mutable std::mutex mu_;
+  // (hedge::Mutex rather than absl::Mutex: see hedge/sync/mutex.h.)
+  mutable hedge::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,15 +1,19 @@
 #include "hedge/transport/curl_loop.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,6 +23,20 @@ namespace {
 // With no transfer and no timer the loop sleeps until woken; curl_multi_poll
 // still needs a finite timeout.
 constexpr int kIdlePollMillis = 60'000;
+
+// Back-off after a failing curl_multi_perform or curl_multi_poll: doubles
+// per consecutive failing iteration, from the first to the last.
+constexpr absl::Duration kFirstBackoff = absl::Milliseconds(1);
+constexpr absl::Duration kMaxBackoff = absl::Milliseconds(100);
+
+// Writes `message` to stderr the first time `count` goes from 0 to 1.
+void CountAndLogFirst(std::atomic<uint64_t>& count,
+                      const std::string& message) {
+  if (count.fetch_add(1, std::memory_order_relaxed) == 0) {
+    std::fprintf(stderr, "curl_loop: %s (further ones are only counted)\n",
+                 message.c_str());
+  }
+}
 
 }  // namespace
 
@@ -47,6 +65,8 @@ absl::Status CurlLoop::Start() {
         absl::StrCat("timerfd_create failed: ", std::strerror(errno)));
   }
   thread_ = std::thread([this] {
+    loop_thread_.BindToCurrentThread();
+    loop_thread_.AssertOnOwner();
     // Shown by top -H and in /proc/PID/task/*/comm (15 characters at most).
     pthread_setname_np(pthread_self(), "engine_loop");
     Run();
@@ -55,8 +75,8 @@ absl::Status CurlLoop::Start() {
 }
 
 void CurlLoop::Stop() {
-  assert(!InLoopThread());
   if (!thread_.joinable()) return;
+  assert(thread_.get_id() != std::this_thread::get_id());
   stopping_.store(true, std::memory_order_release);
   Wakeup();
   thread_.join();
@@ -64,12 +84,8 @@ void CurlLoop::Stop() {
 
 void CurlLoop::Wakeup() { curl_multi_wakeup(multi_); }
 
-bool CurlLoop::InLoopThread() const {
-  return std::this_thread::get_id() == thread_.get_id();
-}
-
 absl::Status CurlLoop::AddTransfer(CURL* easy) {
-  assert(InLoopThread());
+  loop_thread_.AssertOnOwner();
   const CURLMcode code = curl_multi_add_handle(multi_, easy);
   if (code != CURLM_OK) {
     return absl::InternalError(
@@ -79,18 +95,18 @@ absl::Status CurlLoop::AddTransfer(CURL* easy) {
 }
 
 void CurlLoop::RemoveTransfer(CURL* easy) {
-  assert(InLoopThread());
+  loop_thread_.AssertOnOwner();
   curl_multi_remove_handle(multi_, easy);
 }
 
 void CurlLoop::ArmTimer(absl::Time at, uint64_t key) {
-  assert(InLoopThread());
+  loop_thread_.AssertOnOwner();
   timers_.Arm(at, key);
   pending_timers_.store(timers_.size(), std::memory_order_relaxed);
 }
 
 void CurlLoop::CancelTimer(uint64_t key) {
-  assert(InLoopThread());
+  loop_thread_.AssertOnOwner();
   timers_.Cancel(key);
   pending_timers_.store(timers_.size(), std::memory_order_relaxed);
 }
@@ -100,25 +116,70 @@ void CurlLoop::Run() {
     iterations_.fetch_add(1, std::memory_order_relaxed);
     callbacks_.OnWakeup();
     FireDueTimers();
-    int running = 0;
-    curl_multi_perform(multi_, &running);
+    bool curl_ok = Perform();
     DrainFinishedTransfers();
     if (stopping_.load(std::memory_order_acquire)) break;
 
-    const absl::Time wake_by = callbacks_.BeforeWait();
-    SetTimerFd();
-    curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
-    int ready = 0;
-    curl_multi_poll(multi_, &timer_wait, 1, PollTimeoutMillis(wake_by), &ready);
-    if (timer_wait.revents != 0) {
-      uint64_t expirations;
-      while (read(timer_fd_, &expirations, sizeof(expirations)) > 0) {
-      }
-      timer_fd_armed_for_ = absl::InfiniteFuture();
-      SpinUntilNextTimer();
+    absl::Time wake_by = callbacks_.BeforeWait();
+    // Without the timerfd, curl_multi_poll's timeout covers the next timer.
+    if (!SetTimerFd()) wake_by = std::min(wake_by, timers_.next());
+    if (curl_ok) curl_ok = Poll(wake_by);
+    if (curl_ok) {
+      backoff_ = absl::ZeroDuration();
+    } else {
+      // Poll failed without sleeping, or perform failed and poll might
+      // return at once on the sockets it left unread: wait without curl
+      // instead of spinning, longer each consecutive failing iteration.
+      backoff_ = std::clamp(2 * backoff_, kFirstBackoff, kMaxBackoff);
+      BackOff(wake_by, backoff_);
     }
   }
   callbacks_.OnStop();
+}
+
+bool CurlLoop::Perform() {
+  int running = 0;
+  // CURLM_OK even when transfers failed (they are reported through
+  // curl_multi_info_read); an error means the multi handle itself could not
+  // proceed, such as running out of memory.
+  const CURLMcode code = curl_multi_perform(multi_, &running);
+  if (code == CURLM_OK) return true;
+  CountAndLogFirst(perform_errors_, absl::StrCat("curl_multi_perform: ",
+                                                 curl_multi_strerror(code)));
+  return false;
+}
+
+bool CurlLoop::Poll(absl::Time wake_by) {
+  curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
+  int ready = 0;
+  // Fails, without waiting, if poll() itself fails (other than EINTR, which
+  // libcurl reports as a timeout) or the multi handle cannot be used.
+  const CURLMcode code = curl_multi_poll(multi_, &timer_wait, 1,
+                                         PollTimeoutMillis(wake_by), &ready);
+  if (code != CURLM_OK) {
+    CountAndLogFirst(poll_errors_, absl::StrCat("curl_multi_poll: ",
+                                                curl_multi_strerror(code)));
+    return false;
+  }
+  if (timer_wait.revents != 0) ReadTimerFd();
+  return true;
+}
+
+void CurlLoop::BackOff(absl::Time wake_by, absl::Duration backoff) {
+  const int timeout =
+      std::min(PollTimeoutMillis(wake_by),
+               static_cast<int>(absl::ToInt64Milliseconds(backoff)));
+  pollfd timer_wait{timer_fd_, POLLIN, 0};
+  // A failure here (EINTR, ENOMEM) only shortens the wait.
+  if (poll(&timer_wait, 1, timeout) > 0) ReadTimerFd();
+}
+
+void CurlLoop::ReadTimerFd() {
+  uint64_t expirations;
+  while (read(timer_fd_, &expirations, sizeof(expirations)) > 0) {
+  }
+  timer_fd_armed_for_ = absl::InfiniteFuture();
+  SpinUntilNextTimer();
 }
 
 void CurlLoop::SpinUntilNextTimer() {
@@ -165,10 +226,9 @@ void CurlLoop::DrainFinishedTransfers() {
   }
 }
 
-void CurlLoop::SetTimerFd() {
+bool CurlLoop::SetTimerFd() {
   const absl::Time next = timers_.next();
-  if (next == timer_fd_armed_for_) return;
-  timer_fd_armed_for_ = next;
+  if (next == timer_fd_armed_for_) return true;
   itimerspec spec{};
   if (next != absl::InfiniteFuture()) {
     // Relative, so an injected clock with its own epoch works too.
@@ -179,7 +239,17 @@ void CurlLoop::SetTimerFd() {
     if (wait < absl::Nanoseconds(1)) wait = absl::Nanoseconds(1);
     spec.it_value = absl::ToTimespec(wait);
   }
-  timerfd_settime(timer_fd_, 0, &spec, nullptr);
+  // Fails only for an invalid descriptor or spec, neither of which the loop
+  // makes; if it does, the armed time stays unknown so the next call tries
+  // again.
+  if (timerfd_settime(timer_fd_, 0, &spec, nullptr) != 0) {
+    CountAndLogFirst(timer_errors_,
+                     absl::StrCat("timerfd_settime: ", std::strerror(errno)));
+    timer_fd_armed_for_ = absl::InfinitePast();
+    return false;
+  }
+  timer_fd_armed_for_ = next;
+  return true;
 }
 
 int CurlLoop::PollTimeoutMillis(absl::Time wake_by) {

@@ -18,9 +18,25 @@
 // creates it, so it inherits the scheduling policy and CPU affinity the
 // caller has then.
 //
+// Failures: an error from curl_multi_perform or curl_multi_poll (out of
+// memory, poll() itself failing) or from timerfd_settime is counted (see
+// the accessors below) and the first of each kind is written to stderr.
+// After a failing perform or poll the loop backs off: it waits on its
+// timerfd alone (so timers still fire on time) for 1 ms, doubling per
+// consecutive failing iteration up to 100 ms (and never past the time the
+// loop must run again; a Wakeup meanwhile is seen when the wait ends), then
+// tries curl again: it never spins. The loop fails no transfer itself:
+// they move on whenever curl does, and each read's deadline timer (still
+// fired from the timerfd) ends it otherwise. If the timerfd cannot be
+// armed, curl_multi_poll's millisecond timeout covers the next timer
+// instead.
+//
 // Thread safety: Start, Stop and Wakeup are safe from any thread (Stop not
-// from the loop thread itself). Everything else is loop thread only, checked
-// in debug builds.
+// from the loop thread itself), and so are the figures' accessors.
+// Everything else is loop thread only: the loop-only members are guarded by
+// the loop_thread_ capability, which clang's -Wthread-safety checks at
+// compile time and debug builds check at run time. Callbacks run on the
+// loop thread.
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_
 #define TAILGATE_HEDGE_TRANSPORT_CURL_LOOP_H_
@@ -31,9 +47,11 @@
 #include <cstdint>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
+#include "hedge/sync/thread_checker.h"
 #include "hedge/transport/timer_heap.h"
 
 namespace tailgate::hedge::transport {
@@ -74,12 +92,11 @@ class CurlLoop {
   void Stop();    // runs OnStop on the loop thread, then joins it
   void Wakeup();  // makes the loop run OnWakeup soon
 
-  // Loop thread only.
+  // Loop thread only (from the callbacks).
   absl::Status AddTransfer(CURL* easy);
   void RemoveTransfer(CURL* easy);             // aborts it if unfinished
   void ArmTimer(absl::Time at, uint64_t key);  // OnTimer(key) at `at`
   void CancelTimer(uint64_t key);              // no-op unless `key` is pending
-  bool InLoopThread() const;
 
   // Figures for benchmarks: loop iterations and how late timers fired.
   uint64_t iterations() const {
@@ -97,33 +114,66 @@ class CurlLoop {
   absl::Duration total_timer_lateness() const {
     return absl::Nanoseconds(lateness_nanos_.load(std::memory_order_relaxed));
   }
+  // Failed curl_multi_perform, curl_multi_poll and timerfd_settime calls.
+  uint64_t perform_errors() const {
+    return perform_errors_.load(std::memory_order_relaxed);
+  }
+  uint64_t poll_errors() const {
+    return poll_errors_.load(std::memory_order_relaxed);
+  }
+  uint64_t timer_errors() const {
+    return timer_errors_.load(std::memory_order_relaxed);
+  }
 
  private:
-  void Run();
-  void FireDueTimers();
-  void DrainFinishedTransfers();
-  int PollTimeoutMillis(absl::Time wake_by);
-  void SetTimerFd();
-  void SpinUntilNextTimer();
+  void Run() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void FireDueTimers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void DrainFinishedTransfers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Runs curl_multi_perform; false (counted, the first one logged) if it
+  // failed.
+  bool Perform() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Sleeps until a socket, a wakeup, the timerfd or `wake_by`; false if
+  // curl_multi_poll failed (and then it has not slept).
+  bool Poll(absl::Time wake_by) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Sleeps on the timerfd alone for at most `backoff` or until `wake_by`.
+  void BackOff(absl::Time wake_by, absl::Duration backoff)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void ReadTimerFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  int PollTimeoutMillis(absl::Time wake_by)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Arms the timerfd for the next timer; false (counted, the first one
+  // logged) if timerfd_settime failed, and then it tries again next time.
+  bool SetTimerFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void SpinUntilNextTimer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
   Clock& clock_;
   Callbacks& callbacks_;
+  // Loop thread only, except curl_multi_wakeup (Wakeup), which libcurl
+  // allows from any thread.
   CURLM* const multi_;
   const int timer_fd_;
   const absl::Duration timer_spin_;
-  std::thread thread_;
+  std::thread thread_;  // Start and Stop only
   std::atomic<bool> stopping_{false};
 
-  // Loop thread only.
-  TimerHeap timers_;
-  absl::Time timer_fd_armed_for_ = absl::InfiniteFuture();
-  absl::Time spun_for_ = absl::InfinitePast();  // due time of the last spin
+  // The loop thread, bound by it as its first act.
+  ThreadChecker loop_thread_;
+  TimerHeap timers_ ABSL_GUARDED_BY(loop_thread_);
+  absl::Time timer_fd_armed_for_ ABSL_GUARDED_BY(loop_thread_) =
+      absl::InfiniteFuture();
+  // Due time of the last spin.
+  absl::Time spun_for_ ABSL_GUARDED_BY(loop_thread_) = absl::InfinitePast();
+  // The last back-off; zero unless the last iteration's curl call failed.
+  absl::Duration backoff_ ABSL_GUARDED_BY(loop_thread_);
 
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> timers_fired_{0};
   std::atomic<size_t> pending_timers_{0};
   std::atomic<int64_t> lateness_nanos_{0};
   std::atomic<int64_t> spin_nanos_{0};
+  std::atomic<uint64_t> perform_errors_{0};
+  std::atomic<uint64_t> poll_errors_{0};
+  std::atomic<uint64_t> timer_errors_{0};
 };
 
 }  // namespace tailgate::hedge::transport

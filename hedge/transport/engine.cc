@@ -20,6 +20,7 @@
 #include "hedge/config/engine_config.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/read_decision.h"
+#include "hedge/sync/thread_checker.h"
 #include "hedge/transport/attempt_slots.h"
 #include "hedge/transport/curl_loop.h"
 #include "hedge/transport/curl_support.h"
@@ -76,20 +77,20 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void OnStop() override;
 
   // The actions' executors, loop thread only.
-  void Execute(Read& read, const Actions& actions);
+  void Execute(Read& read, const Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // Returns false when the attempt could not be started.
-  bool Launch(Read& read, const Action& action);
+  bool Launch(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // A cancelled attempt is uncounted at once, but its handle is detached
   // (closing its connection) only by Finish, after the caller has heard
   // back: the answer does not wait for the connection's teardown.
-  void CancelAttempt(Read& read, const Action& action);
-  void Finish(Read& read, const Action& action);
+  void CancelAttempt(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Finish(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
-  void Start(std::unique_ptr<Read> read, absl::Time now);
+  void Start(std::unique_ptr<Read> read, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void CountFailure(Upstream& upstream, size_t replica);
   void Uncount(ReplicaCounters& replica);
-  void Detach(AttemptSlot* slot);
-  void CompleteUnstarted(Read& read);
+  void Detach(AttemptSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void CompleteUnstarted(Read& read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
   // Constant after construction.
   const EngineConfig config_;
@@ -102,10 +103,12 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
 
   ReadInbox inbox_;  // callers -> loop thread
 
-  // Loop thread only.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_;
-  AttemptSlotPool slots_;
-  bool stopping_ = false;
+  // Loop thread only: the first callback binds the checker to it.
+  ThreadChecker loop_thread_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
+      ABSL_GUARDED_BY(loop_thread_);
+  AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
+  bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;
 
   CurlLoop loop_;  // last: stopped before the state above goes away
 };
@@ -171,6 +174,7 @@ void EngineImpl::Cancel(uint64_t read_id) {
 }
 
 void EngineImpl::OnWakeup() {
+  loop_thread_.AssertOnOwner();
   ReadInbox::Batch batch = inbox_.Take();
   const absl::Time now = clock_.Now();
   for (std::unique_ptr<Read>& read : batch.reads) Start(std::move(read), now);
@@ -192,6 +196,7 @@ void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
 }
 
 void EngineImpl::OnTimer(uint64_t key) {
+  loop_thread_.AssertOnOwner();
   auto it = reads_.find(key >> 1);
   if (it == reads_.end()) return;  // finished before its timer
   Read& read = *it->second;
@@ -204,6 +209,7 @@ void EngineImpl::OnTimer(uint64_t key) {
 }
 
 void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
+  loop_thread_.AssertOnOwner();
   void* owner = nullptr;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, &owner);
   auto* slot = static_cast<AttemptSlot*>(owner);
@@ -225,6 +231,7 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
 }
 
 absl::Time EngineImpl::BeforeWait() {
+  loop_thread_.AssertOnOwner();
   absl::Time next = absl::InfiniteFuture();
   for (const auto& upstream : upstreams_.all()) {
     next = std::min(next, upstream->warm().Refill());
@@ -233,6 +240,7 @@ absl::Time EngineImpl::BeforeWait() {
 }
 
 void EngineImpl::OnStop() {
+  loop_thread_.AssertOnOwner();
   stopping_ = true;
   // Reads queued since the last wake-up never started: no later one can
   // join them, and they are told here, on the loop thread, like every read.

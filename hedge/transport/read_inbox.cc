@@ -11,26 +11,26 @@ ReadInbox::PushResult ReadInbox::Queued() const {
 }
 
 ReadInbox::PushResult ReadInbox::PushRead(std::unique_ptr<Read>& read) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (closed_) return PushResult::kClosed;
   queued_.reads.push_back(std::move(read));
   return Queued();
 }
 
 ReadInbox::PushResult ReadInbox::PushCancel(uint64_t read_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (closed_) return PushResult::kClosed;
   queued_.cancelled.push_back(read_id);
   return Queued();
 }
 
 ReadInbox::Batch ReadInbox::Take() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return std::exchange(queued_, Batch());
 }
 
 ReadInbox::Batch ReadInbox::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   return std::exchange(queued_, Batch());
 }

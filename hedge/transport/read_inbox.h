@@ -16,10 +16,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "hedge/sync/mutex.h"
 #include "hedge/transport/read_state.h"
 
 namespace tailgate::hedge::transport {
@@ -51,7 +51,7 @@ class ReadInbox {
  private:
   PushResult Queued() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   Batch queued_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -55,6 +55,7 @@ WarmConnections::~WarmConnections() {
 }
 
 void WarmConnections::Attach(CURL* easy) {
+  loop_thread_.AssertOnOwner();
   if (options_.per_address <= 0) return;
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION,
                    &WarmConnections::OnOpenSocket);
@@ -69,15 +70,18 @@ curl_socket_t WarmConnections::OnOpenSocket(void* self, curlsocktype purpose,
   if (purpose != CURLSOCKTYPE_IPCXN) {
     return NewSocket(address->family, address->socktype, address->protocol);
   }
-  return static_cast<WarmConnections*>(self)->OpenSocket(*address);
+  auto* const warm = static_cast<WarmConnections*>(self);
+  warm->loop_thread_.AssertOnOwner();  // curl_multi_perform calls back
+  return warm->OpenSocket(*address);
 }
 
 int WarmConnections::OnSocketOption(void* self, curl_socket_t fd,
                                     curlsocktype) noexcept {
+  auto* const warm = static_cast<WarmConnections*>(self);
+  warm->loop_thread_.AssertOnOwner();  // curl_multi_perform calls back
   // Erasing first: a warm fd is reported as connected exactly once.
-  return static_cast<WarmConnections*>(self)->handed_out_.erase(fd) > 0
-             ? CURL_SOCKOPT_ALREADY_CONNECTED
-             : CURL_SOCKOPT_OK;
+  return warm->handed_out_.erase(fd) > 0 ? CURL_SOCKOPT_ALREADY_CONNECTED
+                                         : CURL_SOCKOPT_OK;
 }
 
 curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
@@ -152,6 +156,7 @@ WarmConnections::Health WarmConnections::Check(const Warm& warm,
 }
 
 absl::Time WarmConnections::Refill() {
+  loop_thread_.AssertOnOwner();
   const absl::Time now = clock_.Now();
   const bool sweep = now - last_sweep_ >= kSweepEvery;
   if (wanted_pools_ == 0 && !sweep) return absl::InfiniteFuture();
@@ -171,6 +176,7 @@ absl::Time WarmConnections::Refill() {
 }
 
 void WarmConnections::ForgetPeerOf(CURL* easy) {
+  loop_thread_.AssertOnOwner();
   if (pools_.empty()) return;
   char* ip = nullptr;
   long port = 0;

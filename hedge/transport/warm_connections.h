@@ -32,7 +32,10 @@
 // per_address 0 (then Attach does nothing).
 //
 // Thread safety: loop thread only (curl calls back from
-// curl_multi_perform). Counters are atomics, readable from any thread.
+// curl_multi_perform): construction and destruction may happen on another
+// thread, and the first thread to call a method becomes the owner (the
+// loop_thread_ capability, checked by clang's -Wthread-safety at compile
+// time and in debug builds at run time). stats() is safe from any thread.
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_
 #define TAILGATE_HEDGE_TRANSPORT_WARM_CONNECTIONS_H_
@@ -44,11 +47,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
+#include "hedge/sync/thread_checker.h"
 #include "hedge/transport/warm_connection_stats.h"
 
 namespace tailgate::hedge::transport {
@@ -105,20 +110,27 @@ class WarmConnections {
                                     curl_sockaddr* address) noexcept;
   static int OnSocketOption(void* self, curl_socket_t fd,
                             curlsocktype purpose) noexcept;
-  curl_socket_t OpenSocket(const curl_sockaddr& address);
-  int TakeReady(Pool& pool, absl::Time now);
+  curl_socket_t OpenSocket(const curl_sockaddr& address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  int TakeReady(Pool& pool, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   Health Check(const Warm& warm, absl::Time now) const;
-  void TopUp(Pool& pool);
-  void Unwant(Pool& pool);
-  void Sweep(Pool& pool, absl::Time now);
+  void TopUp(Pool& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Unwant(Pool& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Sweep(Pool& pool, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void Discard(int fd);
 
   Clock& clock_;
   const Options options_;
-  absl::flat_hash_map<std::string, Pool> pools_;  // by "ip port"
-  absl::flat_hash_set<int> handed_out_;  // between the two callbacks
-  int wanted_pools_ = 0;
-  absl::Time last_sweep_ = absl::InfinitePast();
+
+  ThreadChecker loop_thread_;
+  absl::flat_hash_map<std::string, Pool> pools_
+      ABSL_GUARDED_BY(loop_thread_);  // by "ip port"
+  absl::flat_hash_set<int> handed_out_
+      ABSL_GUARDED_BY(loop_thread_);  // between the two callbacks
+  int wanted_pools_ ABSL_GUARDED_BY(loop_thread_) = 0;
+  absl::Time last_sweep_ ABSL_GUARDED_BY(loop_thread_) = absl::InfinitePast();
 
   std::atomic<uint64_t> opened_{0};
   std::atomic<uint64_t> used_{0};

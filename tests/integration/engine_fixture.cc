@@ -1,7 +1,6 @@
 #include "tests/integration/engine_fixture.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "hedge/hygiene/replica_url.h"
 #include "tests/replica/silent_listener.h"
 
@@ -16,7 +16,7 @@ namespace tailgate::testing {
 
 hedge::ReadCallback PendingRead::Callback() {
   return [this](absl::StatusOr<hedge::EngineResponse> result) {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     if (done_) {
       ADD_FAILURE() << "read completed twice";
       return;
@@ -24,21 +24,24 @@ hedge::ReadCallback PendingRead::Callback() {
     result_ = std::move(result);
     done_ = true;
     // Under the lock: once Wait() sees done_, the PendingRead may be gone.
-    completed_.notify_all();
+    completed_.SignalAll();
   };
 }
 
 const absl::StatusOr<hedge::EngineResponse>& PendingRead::Wait(
     absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  EXPECT_TRUE(completed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                                  [this] { return done_; }))
-      << "read did not complete within " << timeout;
+  const absl::Time deadline = absl::Now() + timeout;
+  hedge::MutexLock lock(&mu_);
+  bool timed_out = false;
+  while (!done_ && !timed_out) {
+    timed_out = completed_.WaitWithDeadline(&mu_, deadline);
+  }
+  EXPECT_TRUE(done_) << "read did not complete within " << timeout;
   return result_;
 }
 
 bool PendingRead::done() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  hedge::MutexLock lock(&mu_);
   return done_;
 }
 
@@ -65,14 +68,14 @@ Handler PerAttempt(std::vector<ReplicaResponse> responses) {
     explicit Script(std::vector<ReplicaResponse> responses)
         : responses(std::move(responses)) {}
     const std::vector<ReplicaResponse> responses;
-    std::mutex mu;
-    absl::flat_hash_map<std::string, size_t> seen;  // guarded by mu
+    hedge::Mutex mu;
+    absl::flat_hash_map<std::string, size_t> seen ABSL_GUARDED_BY(mu);
   };
   auto script = std::make_shared<Script>(std::move(responses));
   return [script](const ReplicaRequest& request) {
     size_t n;
     {
-      std::lock_guard<std::mutex> lock(script->mu);
+      hedge::MutexLock lock(&script->mu);
       n = script->seen[request.uri]++;
     }
     return script->responses[std::min(n, script->responses.size() - 1)];

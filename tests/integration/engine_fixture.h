@@ -18,27 +18,27 @@
 #ifndef TAILGATE_TESTS_INTEGRATION_ENGINE_FIXTURE_H_
 #define TAILGATE_TESTS_INTEGRATION_ENGINE_FIXTURE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "hedge/clock.h"
+#include "hedge/sync/mutex.h"
 #include "hedge/transport/engine.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {
 
 // A read in flight: Wait() returns its result once the engine completes it.
-// (std::mutex rather than absl::Notification: the system abseil is not built
-// with ThreadSanitizer, which then cannot see it synchronize.)
+// (hedge::Mutex rather than absl::Notification: the system abseil is not
+// built with ThreadSanitizer, which then cannot see it synchronize.)
 class PendingRead {
  public:
   hedge::ReadCallback Callback();
@@ -47,10 +47,11 @@ class PendingRead {
   bool done() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable completed_;
-  bool done_ = false;  // guarded by mu_
-  absl::StatusOr<hedge::EngineResponse> result_ =
+  mutable hedge::Mutex mu_;
+  hedge::CondVar completed_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  // Written once, before done_ is set; Wait returns a reference to it.
+  absl::StatusOr<hedge::EngineResponse> result_ ABSL_GUARDED_BY(mu_) =
       absl::UnknownError("not completed");
 };
 

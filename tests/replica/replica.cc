@@ -9,16 +9,17 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "hedge/sync/mutex.h"
 #include "tests/replica/event_loop_thread.h"
 #include "tests/replica/loopback.h"
 
@@ -153,39 +154,45 @@ class Replica::Impl {
   int port() const { return port_; }
 
   void SetHandler(Handler handler) {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     handler_ = std::move(handler);
   }
   std::vector<ReplicaRequest> requests() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return requests_;
   }
   int64_t requests_received() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return requests_received_;
   }
   int64_t connections_accepted() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return connections_accepted_;
   }
   int64_t open_connections() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return open_connections_;
   }
   int64_t client_disconnects_before_response() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return disconnects_before_response_;
   }
 
   bool WaitForRequests(int64_t n, absl::Duration timeout) const {
-    return Await(timeout, [&] { return requests_received_ >= n; });
+    return Await(timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return requests_received_ >= n;
+    });
   }
   bool WaitForDisconnectsBeforeResponse(int64_t n,
                                         absl::Duration timeout) const {
-    return Await(timeout, [&] { return disconnects_before_response_ >= n; });
+    return Await(timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return disconnects_before_response_ >= n;
+    });
   }
   bool WaitForOpenConnections(int64_t n, absl::Duration timeout) const {
-    return Await(timeout, [&] { return open_connections_ == n; });
+    return Await(timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return open_connections_ == n;
+    });
   }
 
  private:
@@ -228,23 +235,18 @@ class Replica::Impl {
     void* evhttp_arg = nullptr;
   };
 
-  // Waits on changed_ until `predicate` (called with mu_ held) holds.
+  // Waits on changed_ until `predicate` (called with mu_ held) holds or
+  // `timeout` passes; returns the predicate's last value.
   template <typename Predicate>
-  bool Await(absl::Duration timeout, Predicate predicate) const {
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365)));
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_until(lock, deadline, predicate);
-  }
-  // Applies `change` to the counters with mu_ held, then wakes the waiters.
-  template <typename Change>
-  void Update(Change change) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      change();
+  bool Await(absl::Duration timeout, Predicate predicate) const
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    const absl::Time deadline = absl::Now() + timeout;
+    hedge::MutexLock lock(&mu_);
+    bool timed_out = false;
+    while (!predicate() && !timed_out) {
+      timed_out = changed_.WaitWithDeadline(&mu_, deadline);
     }
-    changed_.notify_all();
+    return predicate();
   }
 
   // libevent callbacks (loop thread).
@@ -289,17 +291,17 @@ class Replica::Impl {
   uint64_t next_connection_id_ = 0;
   bool stopping_ = false;  // set once the loop has stopped, for teardown
 
-  // State below is protected by mu_; changed_ is notified on every change.
-  // (std::mutex rather than absl::Mutex: the system abseil is not built
-  // with ThreadSanitizer, which then cannot see absl::Mutex synchronize.)
-  mutable std::mutex mu_;
-  mutable std::condition_variable changed_;
-  Handler handler_;
-  std::vector<ReplicaRequest> requests_;  // if options_.record_requests
-  int64_t requests_received_ = 0;
-  int64_t connections_accepted_ = 0;
-  int64_t open_connections_ = 0;
-  int64_t disconnects_before_response_ = 0;
+  // changed_ is signalled on every change to the counters below.
+  // (hedge::Mutex rather than absl::Mutex: see hedge/sync/mutex.h.)
+  mutable hedge::Mutex mu_;
+  mutable hedge::CondVar changed_;
+  Handler handler_ ABSL_GUARDED_BY(mu_);
+  // If options_.record_requests.
+  std::vector<ReplicaRequest> requests_ ABSL_GUARDED_BY(mu_);
+  int64_t requests_received_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t connections_accepted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t open_connections_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t disconnects_before_response_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 absl::Status Replica::Impl::Listen() {
@@ -356,10 +358,12 @@ bufferevent* Replica::Impl::OnAccept(event_base* base, void* arg) noexcept {
     bufferevent_decref(bev);
   }
   self->connections_.emplace(bev, std::move(connection));
-  self->Update([self] {
+  {
+    hedge::MutexLock lock(&self->mu_);
     ++self->connections_accepted_;
     ++self->open_connections_;
-  });
+  }
+  self->changed_.SignalAll();
   return bev;
 }
 
@@ -394,7 +398,11 @@ void Replica::Impl::Attach(Connection* connection, evhttp_connection* evcon) {
 
 void Replica::Impl::MarkClosed(Connection* connection) {
   connection->closed = true;
-  Update([this] { --open_connections_; });
+  {
+    hedge::MutexLock lock(&mu_);
+    --open_connections_;
+  }
+  changed_.SignalAll();
 }
 
 void Replica::Impl::Forget(Connection* connection) {
@@ -434,10 +442,12 @@ ReplicaRequest Replica::Impl::Record(evhttp_request* request,
        header = header->next.tqe_next) {
     recorded.headers.emplace_back(header->key, header->value);
   }
-  Update([&] {
+  {
+    hedge::MutexLock lock(&mu_);
     recorded.id = requests_received_++;
     if (options_.record_requests) requests_.push_back(recorded);
-  });
+  }
+  changed_.SignalAll();
   return recorded;
 }
 
@@ -457,7 +467,7 @@ void Replica::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
   const ReplicaRequest recorded = self->Record(request, connection->id);
   Handler handler;
   {
-    std::lock_guard<std::mutex> lock(self->mu_);
+    hedge::MutexLock lock(&self->mu_);
     handler = self->handler_;
   }
   ReplicaResponse response;
@@ -674,7 +684,11 @@ void Replica::Impl::OnRawWritten(bufferevent*, void* arg) noexcept {
 }
 
 void Replica::Impl::CountDisconnectBeforeResponse() {
-  Update([this] { ++disconnects_before_response_; });
+  {
+    hedge::MutexLock lock(&mu_);
+    ++disconnects_before_response_;
+  }
+  changed_.SignalAll();
 }
 
 absl::StatusOr<std::unique_ptr<Replica>> Replica::Start(

@@ -7,15 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "hedge/sync/mutex.h"
 #include "tests/replica/event_loop_thread.h"
 #include "tests/replica/loopback.h"
 
@@ -92,17 +93,18 @@ class SilentListener::Impl {
   int port() const { return port_; }
 
   int64_t connections_accepted() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    hedge::MutexLock lock(&mu_);
     return connections_accepted_;
   }
 
   bool WaitForConnections(int64_t n, absl::Duration timeout) const {
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        absl::ToChronoNanoseconds(std::min(timeout, absl::Hours(24 * 365)));
-    std::unique_lock<std::mutex> lock(mu_);
-    return accepted_changed_.wait_until(
-        lock, deadline, [&] { return connections_accepted_ >= n; });
+    const absl::Time deadline = absl::Now() + timeout;
+    hedge::MutexLock lock(&mu_);
+    bool timed_out = false;
+    while (connections_accepted_ < n && !timed_out) {
+      timed_out = accepted_changed_.WaitWithDeadline(&mu_, deadline);
+    }
+    return connections_accepted_ >= n;
   }
 
  private:
@@ -111,10 +113,10 @@ class SilentListener::Impl {
     auto* self = static_cast<Impl*>(arg);
     self->accepted_.push_back(fd);  // held open, never read
     {
-      std::lock_guard<std::mutex> lock(self->mu_);
+      hedge::MutexLock lock(&self->mu_);
       ++self->connections_accepted_;
     }
-    self->accepted_changed_.notify_all();
+    self->accepted_changed_.SignalAll();
   }
 
   const std::unique_ptr<EventLoopThread> loop_;
@@ -122,11 +124,10 @@ class SilentListener::Impl {
   int port_ = 0;                        // constant after Listen
   std::vector<int> accepted_;           // loop thread only
 
-  // Protected by mu_ (a std::mutex, which ThreadSanitizer sees; the system
-  // abseil is not instrumented).
-  mutable std::mutex mu_;
-  mutable std::condition_variable accepted_changed_;
-  int64_t connections_accepted_ = 0;
+  // (hedge::Mutex rather than absl::Mutex: see hedge/sync/mutex.h.)
+  mutable hedge::Mutex mu_;
+  mutable hedge::CondVar accepted_changed_;
+  int64_t connections_accepted_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 absl::StatusOr<std::unique_ptr<SilentListener>> SilentListener::Start() {
