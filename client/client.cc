@@ -115,9 +115,9 @@ class GrpcClient final : public Client {
     absl::StatusOr<v1::ReadRequest> proto = ToProto(request);
     if (!proto.ok()) return proto.status();
     grpc::ClientContext context;
-    client_internal::SetTimeout(context, request.deadline == absl::ZeroDuration()
-                                             ? default_deadline_
-                                             : request.deadline);
+    client_internal::SetTimeout(
+        context, request.deadline == absl::ZeroDuration() ? default_deadline_
+                                                          : request.deadline);
     v1::ReadResponse response;
     const grpc::Status status = stub_->Read(&context, *proto, &response);
     if (!status.ok()) return FromGrpcStatus(status);

@@ -35,8 +35,9 @@ absl::Status NonEmpty(absl::string_view value, std::string& out) {
 
 absl::Status PositiveDuration(absl::string_view value, bool allow_infinite,
                               absl::Duration& out) {
-  absl::StatusOr<absl::Duration> duration = flags::ParseDuration(
-      value, allow_infinite ? flags::Infinite::kAllow : flags::Infinite::kReject);
+  absl::StatusOr<absl::Duration> duration =
+      flags::ParseDuration(value, allow_infinite ? flags::Infinite::kAllow
+                                                 : flags::Infinite::kReject);
   if (!duration.ok()) return duration.status();
   if (*duration <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(

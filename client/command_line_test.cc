@@ -113,12 +113,16 @@ TEST(CommandLineTest, ErrorsNameTheProblem) {
   EXPECT_THAT(ErrorOf({"https://h/p"}), HasSubstr("origin-form"));
   EXPECT_THAT(ErrorOf({"/p", "/q"}), HasSubstr("unexpected argument '/q'"));
   EXPECT_THAT(ErrorOf({"stats", "x"}), HasSubstr("unexpected argument 'x'"));
-  EXPECT_THAT(ErrorOf({"--deadline=fast", "/p"}),
-              HasSubstr("--deadline: want a duration such as 250ms or 1s, got \"fast\""));
+  EXPECT_THAT(
+      ErrorOf({"--deadline=fast", "/p"}),
+      HasSubstr(
+          "--deadline: want a duration such as 250ms or 1s, got \"fast\""));
   EXPECT_THAT(ErrorOf({"--deadline=0", "/p"}),
               HasSubstr("--deadline: must be positive"));
-  EXPECT_THAT(ErrorOf({"--hedge_delay=inf", "/p"}),
-              HasSubstr("--hedge_delay: want a duration such as 250ms or 1s, got \"inf\""));
+  EXPECT_THAT(
+      ErrorOf({"--hedge_delay=inf", "/p"}),
+      HasSubstr(
+          "--hedge_delay: want a duration such as 250ms or 1s, got \"inf\""));
   EXPECT_THAT(ErrorOf({"-H", "NoColon", "/p"}),
               HasSubstr("-H: expected 'Name: value'"));
   EXPECT_THAT(ErrorOf({"-H", "Bad Name: v", "/p"}),

@@ -262,8 +262,9 @@ TEST(ExperimentConfigTest, ChaosReplicaPhases) {
       absl::StartsWith(ErrorOf(flags), "--replica_down: must be in [10ms, 1m]"))
       << ErrorOf(flags);
   flags.replica_down = "fast";
-  EXPECT_EQ(ErrorOf(flags),
-            "--replica_down: want a duration such as 250ms or 1s, got \"fast\"");
+  EXPECT_EQ(
+      ErrorOf(flags),
+      "--replica_down: want a duration such as 250ms or 1s, got \"fast\"");
   flags = {};
   flags.scenario = "chaos";
   flags.replica_up = "20s";

@@ -18,9 +18,9 @@
 namespace tailgate::experiment {
 
 struct LatencySplit {
-  LatencySummary hedged;          // client latency, hedged reads only
-  LatencySummary hedged_sidecar;  // sidecar latency, the same reads
-  LatencySummary grpc_round_trip; // client minus sidecar, every read
+  LatencySummary hedged;           // client latency, hedged reads only
+  LatencySummary hedged_sidecar;   // sidecar latency, the same reads
+  LatencySummary grpc_round_trip;  // client minus sidecar, every read
 };
 
 // A read whose sidecar latency exceeds its client latency (not possible on

@@ -15,8 +15,8 @@ SequentialRead Read(int client_us, int sidecar_us, bool hedged) {
 
 TEST(LatencySplitTest, HedgedReadsAndEveryRoundTrip) {
   const std::vector<SequentialRead> reads = {
-      Read(2600, 2300, false), Read(7600, 7250, true),
-      Read(2700, 2350, false), Read(8100, 7400, true)};
+      Read(2600, 2300, false), Read(7600, 7250, true), Read(2700, 2350, false),
+      Read(8100, 7400, true)};
   const LatencySplit split = SplitLatencies(reads);
   EXPECT_EQ(split.hedged.samples, 2u);
   EXPECT_EQ(split.hedged.p50, absl::Microseconds(7600));

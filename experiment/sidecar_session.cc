@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cassert>
-#include <iterator>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <utility>
 

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "hedge/config/field_error.h"
 #include "absl/strings/string_view.h"
+#include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -14,8 +14,8 @@ constexpr int64_t kMaxLimit = 1'000'000;
 
 absl::Status CheckLimit(absl::string_view field, int64_t value) {
   if (value < 1 || value > kMaxLimit) {
-    return FieldError(field,
-                      absl::StrCat("must be in [1, ", kMaxLimit, "], got ", value));
+    return FieldError(
+        field, absl::StrCat("must be in [1, ", kMaxLimit, "], got ", value));
   }
   return absl::OkStatus();
 }

@@ -21,9 +21,9 @@ const char* CircuitStateName(CircuitState state) {
 
 absl::Status ValidateCircuitConfig(const CircuitConfig& config) {
   if (config.failure_threshold < 1) {
-    return FieldError("failure_threshold",
-                      absl::StrCat("must be at least 1, got ",
-                                   config.failure_threshold));
+    return FieldError(
+        "failure_threshold",
+        absl::StrCat("must be at least 1, got ", config.failure_threshold));
   }
   if (config.cooldown <= absl::ZeroDuration() ||
       config.cooldown == absl::InfiniteDuration()) {

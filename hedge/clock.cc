@@ -9,7 +9,8 @@ class SteadyClockImpl final : public Clock {
  public:
   absl::Time Now() const override {
     return absl::UnixEpoch() +
-           absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+           absl::FromChrono(
+               std::chrono::steady_clock::now().time_since_epoch());
   }
 };
 

@@ -17,8 +17,8 @@ constexpr int64_t kMaxBurst = 1'000'000'000;
 absl::Status ValidateHedgeBudgetConfig(const HedgeBudgetConfig& config) {
   // Written so that NaN fails too.
   if (!(config.fraction >= 0 && config.fraction <= 1)) {
-    return FieldError("hedge_fraction", absl::StrCat("must be in [0, 1], got ",
-                                                     config.fraction));
+    return FieldError("hedge_fraction",
+                      absl::StrCat("must be in [0, 1], got ", config.fraction));
   }
   if (!(config.burst >= 0 && config.burst <= kMaxBurst)) {
     return FieldError("hedge_burst", absl::StrCat("must be in [0, ", kMaxBurst,

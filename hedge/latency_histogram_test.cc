@@ -11,14 +11,15 @@ namespace {
 TEST(LatencyHistogramTest, BoundsAscend) {
   const auto bounds = LatencyHistogram::BoundsSeconds();
   ASSERT_EQ(bounds.size(), LatencyHistogram::kBounds);
-  for (size_t i = 1; i < bounds.size(); ++i) EXPECT_LT(bounds[i - 1], bounds[i]);
+  for (size_t i = 1; i < bounds.size(); ++i)
+    EXPECT_LT(bounds[i - 1], bounds[i]);
   EXPECT_LE(bounds.front(), 0.001);  // resolves 1 ms
   EXPECT_GE(bounds.back(), 1.0);     // and 1 s
 }
 
 TEST(LatencyHistogramTest, BoundaryValueFallsInItsBucket) {
   LatencyHistogram histogram;
-  histogram.Record(absl::Milliseconds(1));    // == bound 0.001 -> bucket 1
+  histogram.Record(absl::Milliseconds(1));     // == bound 0.001 -> bucket 1
   histogram.Record(absl::Microseconds(1001));  // just above -> bucket 2
   histogram.Record(absl::Seconds(10));         // above every bound -> +Inf
   const HistogramSnapshot s = histogram.Snapshot();

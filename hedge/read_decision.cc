@@ -107,8 +107,9 @@ Actions ReadDecision::Start(absl::Time now) {
     FinishWithError(ReadError::kOverloaded, out);
     return out;
   }
-  attempts_[0] = Attempt{AttemptKind::kPrimary, pick->replica, pick->ticket,
-                         *std::move(permit), /*in_flight=*/true, now};
+  attempts_[0] =
+      Attempt{AttemptKind::kPrimary, pick->replica,      pick->ticket,
+              *std::move(permit),    /*in_flight=*/true, now};
   launched_ = 1;
   out.push_back(Launch(0, pick->replica, AttemptKind::kPrimary));
   if (!options_.hedge_disabled) {
@@ -191,8 +192,8 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     return;
   }
   if (!policy_.budget->TryConsume(kind == AttemptKind::kHedge
-                                       ? HedgeBudget::Spend::kHedge
-                                       : HedgeBudget::Spend::kFallback)) {
+                                      ? HedgeBudget::Spend::kHedge
+                                      : HedgeBudget::Spend::kFallback)) {
     out.push_back(ExtraSkipped(SkipReason::kNoBudget));
     return;
   }
@@ -203,8 +204,12 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     out.push_back(ExtraSkipped(SkipReason::kNoReplica));
     return;
   }
-  attempts_[1] = Attempt{kind, pick->replica, pick->ticket, *std::move(permit),
-                         /*in_flight=*/true, now};
+  attempts_[1] = Attempt{kind,
+                         pick->replica,
+                         pick->ticket,
+                         *std::move(permit),
+                         /*in_flight=*/true,
+                         now};
   launched_ = 2;
   extra_decided_ = true;
   out.push_back(Launch(1, pick->replica, kind));

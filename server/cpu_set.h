@@ -3,9 +3,9 @@
 // Why pin: a read passes between the sidecar's threads several times (the
 // gRPC thread hands it to the engine loop, the loop answers through gRPC),
 // and on a small virtual machine waking a thread on another vCPU costs
-// about ten times what it costs on the same one (docs/TUNING.md). A sidecar pinned to one CPU keeps those hand-offs on
-// it, as a pod sidecar with an exclusive CPU runs anyway; the price is
-// that it uses one core at most.
+// about ten times what it costs on the same one (docs/TUNING.md). A sidecar
+// pinned to one CPU keeps those hand-offs on it, as a pod sidecar with an
+// exclusive CPU runs anyway; the price is that it uses one core at most.
 //
 // Thread safety: ParseCpuList and FormatCpuList are pure; AllowedCpus,
 // CpusToUse and PinThisThread act on the calling thread.

@@ -39,8 +39,8 @@ absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text,
                                              Infinite infinite) {
   absl::Duration value;
   const bool parsed = absl::ParseDuration(text, &value);
-  const bool is_infinite = value == absl::InfiniteDuration() ||
-                           value == -absl::InfiniteDuration();
+  const bool is_infinite =
+      value == absl::InfiniteDuration() || value == -absl::InfiniteDuration();
   if (!parsed || (is_infinite && infinite == Infinite::kReject)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "want a duration such as 250ms or 1s, got \"", text, "\""));

@@ -37,9 +37,10 @@ TEST(FlagValuesTest, DurationsNeedAUnitAndAreFiniteUnlessAllowed) {
   EXPECT_EQ(*ParseDuration("inf", Infinite::kAllow), absl::InfiniteDuration());
   EXPECT_EQ(*ParseDuration("1s", absl::Seconds(1), absl::Seconds(2)),
             absl::Seconds(1));
-  EXPECT_EQ(
-      ParseDuration("3s", absl::Seconds(1), absl::Seconds(2)).status().message(),
-      "must be in [1s, 2s], got 3s");
+  EXPECT_EQ(ParseDuration("3s", absl::Seconds(1), absl::Seconds(2))
+                .status()
+                .message(),
+            "must be in [1s, 2s], got 3s");
 }
 
 TEST(FlagValuesTest, ForFlagNamesTheFlagAndKeepsTheCode) {

@@ -71,7 +71,8 @@ const std::vector<hygiene::ReplicaUrl>& Replicas() {
   static const std::vector<hygiene::ReplicaUrl>* const replicas = [] {
     auto* parsed = new std::vector<hygiene::ReplicaUrl>;
     for (const absl::string_view url : kReplicas) {
-      absl::StatusOr<hygiene::ReplicaUrl> replica = hygiene::ParseReplicaUrl(url);
+      absl::StatusOr<hygiene::ReplicaUrl> replica =
+          hygiene::ParseReplicaUrl(url);
       Check(replica.ok(), "the fixed replica URLs parse");
       parsed->push_back(*replica);
     }

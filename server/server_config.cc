@@ -179,9 +179,9 @@ hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
   if (flags.backends.empty()) {
     reader.Fail("backends", "required: a comma-separated list of replica URLs");
   } else {
-    upstream.replicas = reader.Take("backends",
-                                    hygiene::ParseReplicaList(flags.backends),
-                                    std::vector<hygiene::ReplicaUrl>());
+    upstream.replicas =
+        reader.Take("backends", hygiene::ParseReplicaList(flags.backends),
+                    std::vector<hygiene::ReplicaUrl>());
   }
   upstream.hedge_delay = reader.Duration("hedge_delay", flags.hedge_delay);
   upstream.budget.fraction =
@@ -213,8 +213,8 @@ absl::Status ForFlagOfField(const absl::Status& status) {
   if (!field.has_value()) return status;
   for (const auto& [known, flag] : kFlagOfField) {
     if (known == *field) {
-      return flags::ForFlag(flag, absl::Status(status.code(),
-                                               hedge::ErrorProblem(status)));
+      return flags::ForFlag(
+          flag, absl::Status(status.code(), hedge::ErrorProblem(status)));
     }
   }
   return status;
@@ -241,11 +241,11 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   // Defaults to twice max_requests, once that has been validated.
   int64_t streams = 0;
   if (!flags.max_streams_per_connection.empty()) {
-    streams = reader.Take(
-        "max_streams_per_connection",
-        flags::ParseInteger(flags.max_streams_per_connection, 1,
-                            std::numeric_limits<int>::max()),
-        int64_t{0});
+    streams =
+        reader.Take("max_streams_per_connection",
+                    flags::ParseInteger(flags.max_streams_per_connection, 1,
+                                        std::numeric_limits<int>::max()),
+                    int64_t{0});
   }
 
   config.drain_timeout = reader.Duration("drain_timeout", flags.drain_timeout);
@@ -277,9 +277,9 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   // Only now is max_requests known to be in range.
   config.max_streams_per_connection =
       flags.max_streams_per_connection.empty()
-          ? static_cast<int>(std::min<int64_t>(
-                2 * config.engine.admission.max_requests,
-                std::numeric_limits<int>::max()))
+          ? static_cast<int>(
+                std::min<int64_t>(2 * config.engine.admission.max_requests,
+                                  std::numeric_limits<int>::max()))
           : static_cast<int>(streams);
   return config;
 }

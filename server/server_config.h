@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "absl/status/status.h"
 #include "hedge/config/engine_config.h"
 #include "server/listen_address.h"
 #include "server/log.h"

@@ -287,7 +287,8 @@ TEST(ServerConfigTest, TimerSpinEdges) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->engine.timer_spin, absl::Milliseconds(1));
   flags.timer_spin = "1000001ns";
-  EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got 1.000001ms");
+  EXPECT_EQ(ErrorOf(flags),
+            "--timer_spin: must be in [0, 1ms], got 1.000001ms");
   flags.timer_spin = "-1us";
   EXPECT_EQ(ErrorOf(flags), "--timer_spin: must be in [0, 1ms], got -1us");
 }
@@ -392,15 +393,15 @@ TEST(ServerConfigTest, LogFormat) {
 }
 
 TEST(ServerConfigTest, EngineFieldErrorsNameTheirFlag) {
-  EXPECT_EQ(ForFlagOfField(hedge::FieldError("http_version", "needs h2c"))
-                .message(),
-            "--backend_http2: needs h2c");
+  EXPECT_EQ(
+      ForFlagOfField(hedge::FieldError("http_version", "needs h2c")).message(),
+      "--backend_http2: needs h2c");
   EXPECT_EQ(ForFlagOfField(hedge::FieldError("replicas", "none")).message(),
             "--backends: none");
   // A field no flag sets, and an error that names no field, stay as they are.
-  EXPECT_EQ(ForFlagOfField(hedge::FieldError("max_response_headers", "x"))
-                .message(),
-            "max_response_headers: x");
+  EXPECT_EQ(
+      ForFlagOfField(hedge::FieldError("max_response_headers", "x")).message(),
+      "max_response_headers: x");
   EXPECT_EQ(ForFlagOfField(absl::UnavailableError("down")),
             absl::UnavailableError("down"));
 }

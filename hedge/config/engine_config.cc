@@ -24,16 +24,15 @@ absl::Status ValidateUpstream(const UpstreamConfig& upstream,
                                    absl::FormatDuration(upstream.hedge_delay)));
   }
   if (upstream.hedge_delay >= timeout) {
-    return FieldError(
-        "hedge_delay",
-        absl::StrCat("must be less than timeout (",
-                     absl::FormatDuration(timeout), "), got ",
-                     absl::FormatDuration(upstream.hedge_delay)));
+    return FieldError("hedge_delay",
+                      absl::StrCat("must be less than timeout (",
+                                   absl::FormatDuration(timeout), "), got ",
+                                   absl::FormatDuration(upstream.hedge_delay)));
   }
   if (upstream.preconnect < 0 || upstream.preconnect > kMaxPreconnect) {
     return FieldError("preconnect",
-                      absl::StrCat("must be in [0, ", kMaxPreconnect,
-                                   "], got ", upstream.preconnect));
+                      absl::StrCat("must be in [0, ", kMaxPreconnect, "], got ",
+                                   upstream.preconnect));
   }
   return absl::OkStatus();
 }
@@ -54,10 +53,10 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
   }
   if (config.max_response_bytes < 1 ||
       config.max_response_bytes > kMaxResponseBytesHardCap) {
-    return FieldError("max_response_bytes",
-                      absl::StrCat("must be in [1, ", kMaxResponseBytesHardCap,
-                                   "] (64 MiB), got ",
-                                   config.max_response_bytes));
+    return FieldError(
+        "max_response_bytes",
+        absl::StrCat("must be in [1, ", kMaxResponseBytesHardCap,
+                     "] (64 MiB), got ", config.max_response_bytes));
   }
   if (config.timer_spin < absl::ZeroDuration() ||
       config.timer_spin > kMaxTimerSpin) {
@@ -67,9 +66,9 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
                      "], got ", absl::FormatDuration(config.timer_spin)));
   }
   if (config.max_response_headers < 1) {
-    return FieldError("max_response_headers",
-                      absl::StrCat("must be positive, got ",
-                                   config.max_response_headers));
+    return FieldError(
+        "max_response_headers",
+        absl::StrCat("must be positive, got ", config.max_response_headers));
   }
   if (config.max_response_header_bytes < 1) {
     return FieldError("max_response_header_bytes",
@@ -82,8 +81,8 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
   absl::flat_hash_set<std::string> names;
   for (const UpstreamConfig& upstream : config.upstreams) {
     if (!names.insert(upstream.name).second) {
-      return FieldError("upstreams", absl::StrCat("duplicate name \"",
-                                                  upstream.name, "\""));
+      return FieldError("upstreams",
+                        absl::StrCat("duplicate name \"", upstream.name, "\""));
     }
     absl::Status s = ValidateUpstream(upstream, config.timeout);
     if (!upstream.name.empty()) {

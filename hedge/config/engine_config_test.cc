@@ -24,8 +24,8 @@ std::string BadField(const EngineConfig& config) {
   const absl::Status status = ValidateEngineConfig(config);
   if (status.ok()) return "";
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  return ErrorField(status).value_or("<no field: " +
-                                     std::string(status.message()) + ">");
+  return ErrorField(status).value_or(
+      "<no field: " + std::string(status.message()) + ">");
 }
 
 TEST(EngineConfigTest, DefaultsWithReplicasAreValid) {
@@ -63,8 +63,8 @@ TEST(EngineConfigTest, TimeoutMustBePositiveAndFinite) {
   config.upstreams[0].hedge_delay = absl::Nanoseconds(1);
   config.timeout = absl::Nanoseconds(2);
   EXPECT_EQ(BadField(config), "");
-  for (absl::Duration bad : {absl::ZeroDuration(), -absl::Seconds(1),
-                             absl::InfiniteDuration()}) {
+  for (absl::Duration bad :
+       {absl::ZeroDuration(), -absl::Seconds(1), absl::InfiniteDuration()}) {
     config.timeout = bad;
     EXPECT_EQ(BadField(config), "timeout");
   }

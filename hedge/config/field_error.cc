@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/cord.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace tailgate::hedge {
 namespace {

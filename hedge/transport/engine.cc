@@ -52,10 +52,10 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
         attempt_limits_{config_.max_response_bytes,
                         config_.max_response_headers,
                         config_.max_response_header_bytes},
-        loop_(clock, *this,
-              CurlLoop::Options{
-                  static_cast<long>(config_.admission.max_attempts),
-                  config_.timer_spin}) {}
+        loop_(
+            clock, *this,
+            CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
+                              config_.timer_spin}) {}
 
   // OnStop completes every read, queued ones included, on the loop thread.
   ~EngineImpl() override { loop_.Stop(); }
@@ -77,20 +77,26 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void OnStop() override;
 
   // The actions' executors, loop thread only.
-  void Execute(Read& read, const Actions& actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Execute(Read& read, const Actions& actions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // Returns false when the attempt could not be started.
-  bool Launch(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  bool Launch(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // A cancelled attempt is uncounted at once, but its handle is detached
   // (closing its connection) only by Finish, after the caller has heard
   // back: the answer does not wait for the connection's teardown.
-  void CancelAttempt(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
-  void Finish(Read& read, const Action& action) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void CancelAttempt(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Finish(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
-  void Start(std::unique_ptr<Read> read, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Start(std::unique_ptr<Read> read, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void CountFailure(Upstream& upstream, size_t replica);
   void Uncount(ReplicaCounters& replica);
   void Detach(AttemptSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
-  void CompleteUnstarted(Read& read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void CompleteUnstarted(Read& read)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
   // Constant after construction.
   const EngineConfig config_;
@@ -147,10 +153,9 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   Bump(counters_.in_flight_requests, int64_t{1});
 
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  auto read = std::make_unique<Read>(id, *upstream, std::move(request),
-                                     std::move(done), std::move(*permit),
-                                     limits_, now, deadline, deadline_source,
-                                     options);
+  auto read = std::make_unique<Read>(
+      id, *upstream, std::move(request), std::move(done), std::move(*permit),
+      limits_, now, deadline, deadline_source, options);
   switch (inbox_.PushRead(read)) {
     case ReadInbox::PushResult::kClosed:
       // The loop has stopped: refused after all (`read` frees its permit;
@@ -282,9 +287,9 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
   if (failed_launch >= 0) {
     // Could not even start the transfer: the replica failed, as far as the
     // read is concerned.
-    Execute(read, read.decision.OnAttemptDone(
-                      failed_launch, AttemptOutcome::kTransportError,
-                      clock_.Now()));
+    Execute(read,
+            read.decision.OnAttemptDone(
+                failed_launch, AttemptOutcome::kTransportError, clock_.Now()));
   }
 }
 
@@ -337,9 +342,8 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   } else {
     counters_.CountReadError(action.error);
     result = ReadErrorStatus(
-        action.error,
-        ErrorContext{limits_.attempts().capacity(), config_.max_response_bytes,
-                     stopping_});
+        action.error, ErrorContext{limits_.attempts().capacity(),
+                                   config_.max_response_bytes, stopping_});
   }
   counters_.request_duration.Record(now - read.admitted);
   Bump(counters_.in_flight_requests, int64_t{-1});

@@ -56,10 +56,11 @@ namespace tailgate::hedge {
 
 // A validated read descriptor.
 struct EngineRead {
-  std::string upstream;               // "" = default set
-  bool head = false;                  // HEAD instead of GET
-  std::string target;                 // origin-form, validated
-  std::vector<hygiene::HttpHeader> headers;  // sanitized (SanitizeRequestHeaders)
+  std::string upstream;  // "" = default set
+  bool head = false;     // HEAD instead of GET
+  std::string target;    // origin-form, validated
+  std::vector<hygiene::HttpHeader>
+      headers;  // sanitized (SanitizeRequestHeaders)
   // Engine clock. Submit caps it at EngineConfig::timeout; a shorter one is
   // the caller's, and its expiry is neutral for the replicas' breakers.
   absl::Time deadline = absl::InfiniteFuture();

@@ -119,11 +119,10 @@ void BM_EngineSequential(benchmark::State& state) {
     absl::Notification done;
     bool ok = false;
     const absl::StatusOr<uint64_t> submitted = engine->Submit(
-        MakeRead(*engine),
-                   [&](absl::StatusOr<EngineResponse> result) {
-                     ok = result.ok() && result->body == "replicated-value";
-                     done.Notify();
-                   });
+        MakeRead(*engine), [&](absl::StatusOr<EngineResponse> result) {
+          ok = result.ok() && result->body == "replicated-value";
+          done.Notify();
+        });
     if (!submitted.ok()) {
       state.SkipWithError("read refused");
       break;
@@ -152,12 +151,12 @@ void BM_EngineConcurrent(benchmark::State& state) {
       mu.Await(absl::Condition(&below));
       ++in_flight;
     }
-    auto submitted = engine->Submit(
-        MakeRead(*engine), [&](absl::StatusOr<EngineResponse> result) {
-          absl::MutexLock lock(&mu);
-          --in_flight;
-          if (!result.ok()) ++failures;
-        });
+    auto submitted = engine->Submit(MakeRead(*engine),
+                                    [&](absl::StatusOr<EngineResponse> result) {
+                                      absl::MutexLock lock(&mu);
+                                      --in_flight;
+                                      if (!result.ok()) ++failures;
+                                    });
     if (!submitted.ok()) {
       absl::MutexLock lock(&mu);
       --in_flight;

@@ -13,7 +13,8 @@ T Load(const std::atomic<T>& counter) {
 void ReplicaCounters::CopyTo(ReplicaSnapshot& replica) const {
   replica.attempts_primary =
       Load(attempts[static_cast<int>(AttemptKind::kPrimary)]);
-  replica.attempts_hedge = Load(attempts[static_cast<int>(AttemptKind::kHedge)]);
+  replica.attempts_hedge =
+      Load(attempts[static_cast<int>(AttemptKind::kHedge)]);
   replica.attempts_fallback =
       Load(attempts[static_cast<int>(AttemptKind::kFallback)]);
   replica.failures = Load(failures);
@@ -46,7 +47,8 @@ void EngineCounters::CopyTo(EngineSnapshot& s) const {
   s.timeouts = Load(timeouts);
   s.cancelled = Load(cancelled);
   s.backend_failures = Load(backend_failures);
-  s.skipped_no_replica = Load(skipped[static_cast<int>(SkipReason::kNoReplica)]);
+  s.skipped_no_replica =
+      Load(skipped[static_cast<int>(SkipReason::kNoReplica)]);
   s.skipped_no_capacity =
       Load(skipped[static_cast<int>(SkipReason::kNoCapacity)]);
   s.skipped_no_budget = Load(skipped[static_cast<int>(SkipReason::kNoBudget)]);

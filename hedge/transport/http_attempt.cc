@@ -77,14 +77,16 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
         header.value.empty() ? absl::StrCat(header.name, ";")
                              : absl::StrCat(header.name, ": ", header.value);
     curl_slist* appended = curl_slist_append(request_headers_, line.c_str());
-    if (appended == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (appended == nullptr)
+      return absl::ResourceExhaustedError("out of memory");
     request_headers_ = appended;
   }
   if (!has_accept_encoding) {
     // Compressed bodies could defeat max_response_bytes.
     curl_slist* appended =
         curl_slist_append(request_headers_, "Accept-Encoding: identity");
-    if (appended == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (appended == nullptr)
+      return absl::ResourceExhaustedError("out of memory");
     request_headers_ = appended;
   }
 
@@ -98,7 +100,8 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
       .Set(CURLOPT_PROTOCOLS_STR, "http,https")
       .Set(CURLOPT_HTTP_CONTENT_DECODING, 0L)
       .Set(CURLOPT_TCP_NODELAY, 1L)
-      .Set(CURLOPT_HTTP_VERSION, CurlHttpVersion(request.http_version, request.url))
+      .Set(CURLOPT_HTTP_VERSION,
+           CurlHttpVersion(request.http_version, request.url))
       .Set(CURLOPT_PIPEWAIT, 1L)
       .Set(CURLOPT_HTTPHEADER, request_headers_)
       .Set(CURLOPT_HEADERFUNCTION, &HttpAttempt::OnHeader)
@@ -137,7 +140,7 @@ size_t HttpAttempt::OnHeader(char* data, size_t size, size_t count,
                              void* self) noexcept {
   const size_t length = size * count;
   return static_cast<HttpAttempt*>(self)->AddHeaderLine(data, length) ? length
-                                                                     : 0;
+                                                                      : 0;
 }
 
 bool HttpAttempt::AddHeaderLine(const char* data, size_t length) {

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "hedge/config/engine_config.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/read_decision.h"
-#include "hedge/config/engine_config.h"
 #include "hedge/transport/warm_connections.h"
 
 namespace tailgate::hedge::transport {
@@ -38,7 +38,8 @@ struct AttemptLimits {
 struct AttemptRequest {
   std::string url;  // replica origin + base path + target
   bool head = false;
-  const std::vector<hygiene::HttpHeader>* headers = nullptr;  // sanitized; not owned
+  const std::vector<hygiene::HttpHeader>* headers =
+      nullptr;  // sanitized; not owned
   HttpVersion http_version = HttpVersion::kHttp1;
   const std::string* ca_file = nullptr;  // not owned; "" = system CAs
   WarmConnections* warm = nullptr;       // not owned; null = curl's sockets

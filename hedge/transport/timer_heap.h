@@ -50,7 +50,7 @@ class TimerHeap {
   void SiftDown(size_t index);
   void RemoveAt(size_t index);
 
-  std::vector<Entry> heap_;                          // min-heap on `at`
+  std::vector<Entry> heap_;                         // min-heap on `at`
   absl::flat_hash_map<uint64_t, size_t> position_;  // key -> index in heap_
 };
 

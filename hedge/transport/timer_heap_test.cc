@@ -120,8 +120,8 @@ TEST(TimerHeapTest, AgreesWithAnOrderedModel) {
       }
     }
     ASSERT_EQ(heap.size(), model.size()) << "step " << step;
-    ASSERT_EQ(heap.next(), model.empty() ? absl::InfiniteFuture()
-                                          : model.begin()->first);
+    ASSERT_EQ(heap.next(),
+              model.empty() ? absl::InfiniteFuture() : model.begin()->first);
   }
 }
 

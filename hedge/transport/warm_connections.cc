@@ -151,8 +151,7 @@ WarmConnections::Health WarmConnections::Check(const Warm& warm,
   if ((probe.revents & (POLLIN | POLLRDHUP | POLLERR | POLLHUP)) != 0) {
     return Health::kDead;
   }
-  return (probe.revents & POLLOUT) != 0 ? Health::kReady
-                                        : Health::kConnecting;
+  return (probe.revents & POLLOUT) != 0 ? Health::kReady : Health::kConnecting;
 }
 
 absl::Time WarmConnections::Refill() {
@@ -210,8 +209,8 @@ void WarmConnections::Unwant(Pool& pool) {
 void WarmConnections::TopUp(Pool& pool) {
   Unwant(pool);
   while (static_cast<int>(pool.idle.size()) < options_.per_address) {
-    const int fd = NewSocket(pool.family, pool.socktype | SOCK_NONBLOCK,
-                             pool.protocol);
+    const int fd =
+        NewSocket(pool.family, pool.socktype | SOCK_NONBLOCK, pool.protocol);
     if (fd < 0) return;
     opened_.fetch_add(1, std::memory_order_relaxed);
     const int one = 1;

@@ -20,8 +20,8 @@
 // CPU, expecting the sender to sleep next. A connect right behind the send
 // (tens of microseconds of kernel work on loopback, the handshake included)
 // made the replica wait for it, on the hedge's path in the seed experiment
-// (docs/BENCHMARKS.md, "What changed the numbers"). Later, the loop is usually idle or
-// busy with other reads' work, which a connect delays no more than any.
+// (docs/BENCHMARKS.md, "What changed the numbers"). Later, the loop is usually
+// idle or busy with other reads' work, which a connect delays no more than any.
 //
 // A warm socket is handed out only when it is connected, has no error, has
 // not been closed or written to by the peer, and is younger than
@@ -61,7 +61,8 @@ namespace tailgate::hedge::transport {
 class WarmConnections {
  public:
   struct Options {
-    int per_address = 1;  // 0 disables; at most kMaxPreconnect (engine_config.h)
+    int per_address =
+        1;  // 0 disables; at most kMaxPreconnect (engine_config.h)
     absl::Duration max_idle = absl::Seconds(30);
     absl::Duration refill_delay = kPreconnectRefillDelay;
   };
@@ -98,8 +99,8 @@ class WarmConnections {
     int family = 0;
     int socktype = 0;
     int protocol = 0;
-    std::string address;      // raw sockaddr bytes, for connect()
-    std::vector<Warm> idle;   // oldest first
+    std::string address;     // raw sockaddr bytes, for connect()
+    std::vector<Warm> idle;  // oldest first
     // When Refill was first asked to top it up since its last top-up
     // (InfiniteFuture: not wanted); it does once refill_delay has passed.
     absl::Time wanted_since = absl::InfiniteFuture();

@@ -220,8 +220,8 @@ TEST_F(TailgateE2eTest, StreamsPerConnectionAreCappedAtTheFront) {
     seen->times.push_back(absl::Now());
     return Body("ok", absl::Milliseconds(300));
   });
-  StartTailgate({"--max_streams_per_connection=2", "--hedge_fraction=0",
-                 "--timeout=3s"});
+  StartTailgate(
+      {"--max_streams_per_connection=2", "--hedge_fraction=0", "--timeout=3s"});
   std::array<AsyncRead, 3> calls;
   // On an early return, the calls must end before `calls` goes away.
   absl::Cleanup end_calls = [&calls] {

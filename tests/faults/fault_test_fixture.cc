@@ -59,8 +59,7 @@ FaultyEndpoint& FaultTest::AddFaulty() {
 
 std::vector<std::string> FaultTest::Flags() const {
   return {absl::StrCat("--hedge_delay=", absl::FormatDuration(kHedgeDelay)),
-          "--hedge_fraction=1",
-          "--hedge_burst=10",
+          "--hedge_fraction=1", "--hedge_burst=10",
           absl::StrCat("--timeout=", absl::FormatDuration(kTimeout)),
           absl::StrCat("--failure_threshold=", kFailureThreshold),
           absl::StrCat("--cooldown=", absl::FormatDuration(kCooldown)),

@@ -31,7 +31,7 @@ hedge::EngineConfig LongHedgeConfig() {
 }
 
 const hygiene::HttpHeader* FindHeader(const hedge::EngineResponse& response,
-                                    absl::string_view name) {
+                                      absl::string_view name) {
   for (const hygiene::HttpHeader& header : response.headers) {
     if (absl::EqualsIgnoreCase(header.name, name)) return &header;
   }

@@ -38,7 +38,8 @@ class EnginePreconnectTest : public EngineFixture {
   // The accept number of the connection that carried `target`, or -1.
   int64_t ConnectionOf(const std::string& target) const {
     for (const ReplicaRequest& request : replicas_[0]->requests()) {
-      if (request.uri == target) return static_cast<int64_t>(request.connection);
+      if (request.uri == target)
+        return static_cast<int64_t>(request.connection);
     }
     return -1;
   }
@@ -154,9 +155,9 @@ TEST_F(EnginePreconnectTest, SpareClosedByTheReplicaIsNotHandedOut) {
 }
 
 TEST_F(EnginePreconnectTest, FailedAttemptClosesTheSparesToItsReplica) {
-  StartReplicas({Route({{"/bad", Always(Answer("down", absl::ZeroDuration(),
-                                               503))},
-                        {"/", Always(Answer("a"))}})});
+  StartReplicas(
+      {Route({{"/bad", Always(Answer("down", absl::ZeroDuration(), 503))},
+              {"/", Always(Answer("a"))}})});
   StartEngine(PreconnectConfig(1));
   ASSERT_TRUE(Read("/a").ok());
   ASSERT_TRUE(replicas_[0]->WaitForOpenConnections(2, kWait));

@@ -18,8 +18,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "hedge/config/field_error.h"
 #include "gtest/gtest.h"
+#include "hedge/config/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 #include "tests/integration/engine_fixture.h"
 #include "tests/integration/nginx_replica.h"
@@ -98,7 +98,8 @@ bool CurlReusesH2cConnections() {
 TEST_F(EngineTlsH2Test, H2cIsRefusedWhereLibcurlCannotReuseIt) {
   if (CurlReusesH2cConnections()) GTEST_SKIP() << "libcurl >= 8.0.0";
   hedge::EngineConfig config = Config(hedge::HttpVersion::kHttp2, "");
-  config.upstreams[0].replicas = *hygiene::ParseReplicaList("http://127.0.0.1:1");
+  config.upstreams[0].replicas =
+      *hygiene::ParseReplicaList("http://127.0.0.1:1");
   const absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
       hedge::Engine::Create(std::move(config));
   ASSERT_FALSE(engine.ok());
