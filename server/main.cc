@@ -20,11 +20,12 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "hedge/config/field_error.h"
 #include "hedge/transport/engine.h"
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
@@ -89,12 +90,6 @@ int Run(const ServerConfig& config) {
   CircuitLog circuit_log(log);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
       hedge::Engine::Create(config.engine, hedge::SteadyClock(), &circuit_log);
-  if (hedge::ErrorField(engine.status()).has_value()) {
-    // A flag's value this libcurl cannot serve: a bad flag like any other.
-    fprintf(stderr, "%s\n",
-            std::string(ForFlagOfField(engine.status()).message()).c_str());
-    return 2;
-  }
   if (!engine.ok()) return Fatal(log, "engine", engine.status());
   // The engine loop has started with the process's own policy; gRPC and
   // the HTTP listener start their threads from here on and inherit this.
@@ -171,6 +166,12 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Hedged HTTP reads as a gRPC sidecar.\n"
       "  tailgate --backends=http://10.0.0.7:8080,http://10.0.0.8:8080");
+  // --help lists the flags, which are defined beside their parser.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/server_config.cc");
+  };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     fprintf(stderr, "unexpected argument \"%s\" (every setting is a --flag)\n",
@@ -181,6 +182,16 @@ int main(int argc, char** argv) {
       tailgate::server::ConfigFromFlags();
   if (!config.ok()) {
     fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  // What only the engine knows (whether this libcurl can speak h2c), as a
+  // bad flag like any other, before anything starts or logs.
+  if (absl::Status engine =
+          tailgate::hedge::Engine::CheckConfig(config->engine);
+      !engine.ok()) {
+    fprintf(stderr, "%s\n",
+            std::string(tailgate::server::ForFlagOfField(engine).message())
+                .c_str());
     return 2;
   }
   return tailgate::server::Run(*config);

@@ -127,7 +127,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
   add("tailgate_hedges_total",
       "Extra attempts launched (timer hedges and failure fallbacks).",
       MetricType::Counter, {Counter(engine.hedges)});
-  add("tailgate_hedge_wins_total", "Reads answered by the extra attempt.",
+  add("tailgate_hedge_wins_total",
+      "Reads answered by the extra attempt with a status under 500.",
       MetricType::Counter, {Counter(engine.hedge_wins)});
   add("tailgate_hedges_skipped_total",
       "Extra attempts wanted but not launched, by reason.", MetricType::Counter,

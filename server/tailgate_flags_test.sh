@@ -36,5 +36,25 @@ expect_line '--sched_policy: must be batch or normal, got "idle"' "$ok" --sched_
 expect_line "--hedge_fraction: must be in [0, 1], got 1.5" "$ok" --hedge_fraction=1.5
 expect_line 'unexpected argument "extra" (every setting is a --flag)' "$ok" extra
 
+# h2c is checked against this libcurl before anything starts: one line too.
+if [[ "$(curl-config --vernum)" < "080000" ]]; then
+  err=$("$tailgate" "$ok" --backend_http2 2>&1 >/dev/null)
+  rc=$?
+  case "$rc:$err" in
+    "2:--backend_http2: HTTP/2 to an http:// replica (h2c) needs libcurl 8.0.0"*) ;;
+    *) echo "FAIL: tailgate --backend_http2 to http://: exit $rc, stderr: $err"
+       failures=$((failures + 1)) ;;
+  esac
+fi
+
+# --help lists every flag, not only the usage line.
+help=$("$tailgate" --help 2>&1)
+for flag in --backends --hedge_delay --timer_spin --sched_policy; do
+  if ! grep -q -e "$flag" <<<"$help"; then
+    echo "FAIL: tailgate --help does not list $flag"
+    failures=$((failures + 1))
+  fi
+done
+
 [ "$failures" -eq 0 ] && echo "PASS"
 exit "$failures"

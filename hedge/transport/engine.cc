@@ -342,8 +342,9 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   } else {
     counters_.CountReadError(action.error);
     result = ReadErrorStatus(
-        action.error, ErrorContext{limits_.attempts().capacity(),
-                                   config_.max_response_bytes, stopping_});
+        action.error,
+        ErrorContext{limits_.attempts().capacity(), config_.max_response_bytes,
+                     config_.timeout, read.deadline_source, stopping_});
   }
   counters_.request_duration.Record(now - read.admitted);
   Bump(counters_.in_flight_requests, int64_t{-1});
@@ -408,10 +409,14 @@ EngineSnapshot EngineImpl::Snapshot() const {
 
 namespace tailgate::hedge {
 
+absl::Status Engine::CheckConfig(const EngineConfig& config) {
+  if (absl::Status s = ValidateEngineConfig(config); !s.ok()) return s;
+  return transport::CheckCurlSupports(config);
+}
+
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
     EngineConfig config, Clock& clock, EngineObserver* observer) {
-  if (absl::Status s = ValidateEngineConfig(config); !s.ok()) return s;
-  if (absl::Status s = transport::CheckCurlSupports(config); !s.ok()) return s;
+  if (absl::Status s = CheckConfig(config); !s.ok()) return s;
   transport::InitCurlOnce();
   auto engine = std::make_unique<transport::EngineImpl>(std::move(config),
                                                         clock, observer);

@@ -106,6 +106,10 @@ class Engine {
       EngineConfig config, Clock& clock = SteadyClock(),
       EngineObserver* observer = nullptr);
 
+  // What Create checks before it starts anything: ValidateEngineConfig,
+  // then what only the transport knows. A FieldError names the bad field.
+  static absl::Status CheckConfig(const EngineConfig& config);
+
   // Completes every read still in flight or queued with UNAVAILABLE, on the
   // loop thread, then stops the loop and joins it.
   virtual ~Engine() = default;

@@ -14,7 +14,9 @@ EngineResponse TakeResponse(Read& read, int winner, absl::Time now) {
   ReadTrace& trace = response.trace;
   trace.attempts = read.decision.attempts_launched();
   trace.hedged = trace.attempts > 1;
-  trace.hedge_won = read.decision.kind(winner) != AttemptKind::kPrimary;
+  // A win is an extra attempt's good answer, not a forwarded 5xx.
+  trace.hedge_won = read.decision.kind(winner) != AttemptKind::kPrimary &&
+                    response.status < 500;
   trace.replica = read.upstream.replica(read.replica(winner)).configured;
   trace.latency = now - read.admitted;
   return response;
@@ -30,8 +32,13 @@ absl::Status ReadErrorStatus(ReadError error, const ErrorContext& context) {
       return absl::UnavailableError(
           "no replica available: every circuit is open");
     case ReadError::kDeadlineExceeded:
-      return absl::DeadlineExceededError(
-          "deadline exceeded before a replica answered");
+      if (context.deadline_source == DeadlineSource::kCaller) {
+        return absl::DeadlineExceededError(
+            "the caller's deadline passed before a replica answered");
+      }
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the sidecar's timeout (", absl::FormatDuration(context.timeout),
+          ") passed before a replica answered"));
     case ReadError::kCancelled:
       if (context.stopping) {
         return absl::UnavailableError("tailgate is shutting down");

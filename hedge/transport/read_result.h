@@ -17,7 +17,8 @@
 namespace tailgate::hedge::transport {
 
 // The response of `read`'s attempt `winner`, taken out of its slot, with
-// hop-by-hop headers removed and the read's trace as of `now`.
+// hop-by-hop headers removed and the read's trace as of `now`. The trace's
+// hedge_won is set only for an extra attempt's answer with status < 500.
 EngineResponse TakeResponse(Read& read, int winner, absl::Time now);
 
 // What the caller is told when a read ends with `error`. Messages name the
@@ -25,6 +26,9 @@ EngineResponse TakeResponse(Read& read, int winner, absl::Time now);
 struct ErrorContext {
   int64_t max_attempts = 0;
   int64_t max_response_bytes = 0;
+  absl::Duration timeout;  // the engine's cap on every deadline
+  // Whose deadline a kDeadlineExceeded read had: the message says which.
+  DeadlineSource deadline_source = DeadlineSource::kSidecarTimeout;
   bool stopping = false;  // the engine is shutting down
 };
 absl::Status ReadErrorStatus(ReadError error, const ErrorContext& context);

@@ -29,6 +29,8 @@ TEST_F(EngineDeadlineTest, TimeoutIsSharedByBothAttempts) {
   absl::StatusOr<hedge::EngineResponse> response = Read("/x");
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
       << response.status();
+  EXPECT_EQ(response.status().message(),
+            "the sidecar's timeout (1s) passed before a replica answered");
   // Had the hedge (launched at 600 ms) got a timeout of its own, the read
   // would have lasted 1.6 s.
   EXPECT_GE(last_latency_, absl::Seconds(1));
@@ -93,6 +95,8 @@ TEST_F(EngineDeadlineTest, CallerDeadlineShorterThanTimeoutIsKept) {
   absl::StatusOr<hedge::EngineResponse> response = Read(std::move(read));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDeadlineExceeded)
       << response.status();
+  EXPECT_EQ(response.status().message(),
+            "the caller's deadline passed before a replica answered");
   EXPECT_GE(engine_->clock().Now() - set_at, absl::Milliseconds(150));
   EXPECT_LT(last_latency_, absl::Seconds(1));
   ExpectBothReplicasSawTheClientGo();

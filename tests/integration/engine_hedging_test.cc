@@ -351,7 +351,13 @@ TEST_F(EngineHedgingTest, BothServerErrorsForwardTheLastOne) {
   EXPECT_EQ(response->body, "second");
   EXPECT_EQ(response->trace.attempts, 2);
   EXPECT_LT(response->trace.latency, kAtOnce);
-  EXPECT_EQ(engine_->Snapshot().backend_failures, 2u);
+  // The fallback answered, with a failure: hedging did not pay.
+  EXPECT_TRUE(response->trace.hedged);
+  EXPECT_FALSE(response->trace.hedge_won);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.backend_failures, 2u);
+  EXPECT_EQ(stats.hedges, 1u);
+  EXPECT_EQ(stats.hedge_wins, 0u);
 }
 
 TEST_F(EngineHedgingTest, ServerErrorIsForwardedOverATransportFailure) {
