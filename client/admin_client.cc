@@ -49,6 +49,8 @@ SidecarStats FromProto(const v1::GetStatsResponse& proto) {
   stats.hedges = proto.hedges();
   stats.hedge_wins = proto.hedge_wins();
   stats.timeouts = proto.timeouts();
+  stats.hedges_skipped = proto.hedges_skipped();
+  stats.cancelled = proto.cancelled();
   stats.backend_failures = proto.backend_failures();
   stats.in_flight = proto.in_flight();
   stats.amplification = proto.amplification();

@@ -48,7 +48,9 @@ struct SidecarStats {
   uint64_t attempts = 0;
   uint64_t hedges = 0;
   uint64_t hedge_wins = 0;
+  uint64_t hedges_skipped = 0;  // extra attempts wanted but not launched
   uint64_t timeouts = 0;
+  uint64_t cancelled = 0;  // reads the caller cancelled
   uint64_t backend_failures = 0;
   int64_t in_flight = 0;
   double amplification = 0;

@@ -316,6 +316,8 @@ TEST_F(AdminClientTest, GetStatsMapsEveryField) {
   EXPECT_EQ(stats->in_flight, 5);
   EXPECT_DOUBLE_EQ(stats->amplification, 1.2);
   EXPECT_DOUBLE_EQ(stats->hedge_credits, 2.5);
+  EXPECT_EQ(stats->cancelled, 6u);
+  EXPECT_EQ(stats->hedges_skipped, 7u);
   ASSERT_EQ(stats->replicas.size(), 2u);
   const ReplicaStats& b = stats->replicas[1];
   EXPECT_EQ(b.url, testing::kHedgeReplica);

@@ -61,6 +61,8 @@ SidecarStats SomeStats() {
   stats.attempts = 105;
   stats.hedges = 5;
   stats.hedge_wins = 3;
+  stats.hedges_skipped = 7;
+  stats.cancelled = 4;
   stats.in_flight = -1;
   stats.amplification = 1.05;
   stats.hedge_credits = 2;
@@ -76,7 +78,9 @@ TEST(FormatStatsTableTest, CountersThenReplicas) {
             "attempts           105\n"
             "hedges             5\n"
             "hedge_wins         3\n"
+            "hedges_skipped     7\n"
             "timeouts           0\n"
+            "cancelled          4\n"
             "backend_failures   0\n"
             "in_flight          -1\n"
             "amplification      1.05\n"
@@ -100,7 +104,8 @@ TEST(FormatStatsJsonTest, OneObjectWithProtoFieldNames) {
   stats.replicas[1].url = "http://q\"uote\\d/\x01";
   EXPECT_EQ(FormatStatsJson(stats),
             "{\"requests\":100,\"rejected\":0,\"attempts\":105,\"hedges\":5,"
-            "\"hedge_wins\":3,\"timeouts\":0,\"backend_failures\":0,"
+            "\"hedge_wins\":3,\"hedges_skipped\":7,\"timeouts\":0,"
+            "\"cancelled\":4,\"backend_failures\":0,"
             "\"in_flight\":-1,\"amplification\":1.05,\"hedge_credits\":2,"
             "\"replicas\":["
             "{\"url\":\"http://a:1\",\"circuit\":\"closed\",\"generation\":0,"

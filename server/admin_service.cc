@@ -38,6 +38,10 @@ void FillStats(const hedge::EngineSnapshot& engine,
   response->set_in_flight(engine.in_flight_requests);
   response->set_amplification(Amplification(engine));
   response->set_hedge_credits(engine.hedge_credits);
+  response->set_cancelled(engine.cancelled);
+  response->set_hedges_skipped(engine.skipped_no_replica +
+                               engine.skipped_no_capacity +
+                               engine.skipped_no_budget);
   for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
     v1::ReplicaStats* stats = response->add_replicas();
     stats->set_url(replica.url);

@@ -66,6 +66,10 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   engine.backend_failures = 4;
   engine.in_flight_requests = 5;
   engine.hedge_credits = 1.75;
+  engine.cancelled = 6;
+  engine.skipped_no_replica = 1;
+  engine.skipped_no_capacity = 2;
+  engine.skipped_no_budget = 4;
   hedge::ReplicaSnapshot a = Replica("http://a:1", hedge::CircuitState::kOpen);
   a.circuit.generation = 3;
   a.attempts_primary = 6;
@@ -91,6 +95,8 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(stats.in_flight(), 5);
   EXPECT_DOUBLE_EQ(stats.amplification(), 1.25);
   EXPECT_DOUBLE_EQ(stats.hedge_credits(), 1.75);
+  EXPECT_EQ(stats.cancelled(), 6u);
+  EXPECT_EQ(stats.hedges_skipped(), 7u);
   ASSERT_EQ(stats.replicas_size(), 3);
   const v1::ReplicaStats& first = stats.replicas(0);
   EXPECT_EQ(first.url(), "http://a:1");

@@ -108,6 +108,8 @@ v1::GetStatsResponse CannedStats() {
   stats.set_in_flight(5);
   stats.set_amplification(1.2);
   stats.set_hedge_credits(2.5);
+  stats.set_cancelled(6);
+  stats.set_hedges_skipped(7);
   v1::ReplicaStats* a = stats.add_replicas();
   a->set_url(kPrimaryReplica);
   a->set_circuit(v1::CIRCUIT_CLOSED);
