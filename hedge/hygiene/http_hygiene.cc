@@ -222,7 +222,9 @@ absl::StatusOr<std::vector<HttpHeader>> SanitizeRequestHeaders(
 
 std::vector<HttpHeader> SanitizeResponseHeaders(
     std::vector<HttpHeader> headers) {
-  return DropHopByHop(std::move(headers));
+  headers = DropHopByHop(std::move(headers));
+  for (HttpHeader& header : headers) absl::AsciiStrToLower(&header.name);
+  return headers;
 }
 
 bool HasHeader(absl::Span<const HttpHeader> headers, absl::string_view name) {

@@ -78,7 +78,9 @@ absl::StatusOr<std::vector<HttpHeader>> SanitizeRequestHeaders(
     absl::Span<const HttpHeader> headers);
 
 // A replica's response headers without hop-by-hop headers and without the
-// headers their Connection headers name. Order and duplicates are kept.
+// headers their Connection headers name, their names in lower case (as
+// HTTP/2 and gRPC callers expect, whatever each replica's capitalisation).
+// Order, values and duplicates are kept.
 std::vector<HttpHeader> SanitizeResponseHeaders(
     std::vector<HttpHeader> headers);
 

@@ -341,9 +341,9 @@ TEST(SanitizeResponseHeadersTest, DropsHopByHopAndConnectionNamed) {
                                        {"Content-Length", "3"},
                                        {"Set-Cookie", "a=1"},
                                        {"set-cookie", "b=2"}}),
-              ::testing::ElementsAre(Header("Content-Type", "text/plain"),
-                                     Header("Content-Length", "3"),
-                                     Header("Set-Cookie", "a=1"),
+              ::testing::ElementsAre(Header("content-type", "text/plain"),
+                                     Header("content-length", "3"),
+                                     Header("set-cookie", "a=1"),
                                      Header("set-cookie", "b=2")));
   EXPECT_TRUE(SanitizeResponseHeaders({}).empty());
 }
