@@ -53,4 +53,9 @@ void SetReadServing(grpc::Server& server, bool serving) {
   health->SetServingStatus(v1::HedgedRead::service_full_name(), serving);
 }
 
+void SetAdminServing(grpc::Server& server) {
+  server.GetHealthCheckService()->SetServingStatus(
+      v1::Admin::service_full_name(), true);
+}
+
 }  // namespace tailgate::server

@@ -38,6 +38,10 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
 // SERVING, or NOT_SERVING while draining.
 void SetReadServing(grpc::Server& server, bool serving);
 
+// Health status of tailgate.v1.Admin: SERVING for as long as the server
+// runs (the Admin service answers while the sidecar drains, too).
+void SetAdminServing(grpc::Server& server);
+
 }  // namespace tailgate::server
 
 #endif  // TAILGATE_SERVER_GRPC_SERVER_H_

@@ -60,6 +60,17 @@ TEST_F(GrpcServerTest, HealthFollowsSetReadServing) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(GrpcServerTest, AdminIsServingOnceSet) {
+  GrpcListener listener = Start("127.0.0.1:0");
+  ASSERT_NE(listener.server, nullptr);
+  auto channel = Connect(listener);
+  const std::string admin_service = v1::Admin::service_full_name();
+  EXPECT_EQ(HealthCheck(channel, admin_service).status().code(),
+            absl::StatusCode::kNotFound);
+  SetAdminServing(*listener.server);
+  EXPECT_EQ(HealthCheck(channel, admin_service).value_or(-1), kServing);
+}
+
 TEST_F(GrpcServerTest, ReflectionListsTheServices) {
   GrpcListener listener = Start("127.0.0.1:0");
   ASSERT_NE(listener.server, nullptr);

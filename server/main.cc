@@ -116,6 +116,7 @@ int Run(const ServerConfig& config) {
   absl::StatusOr<GrpcListener> admin =
       StartGrpcServer(config.admin, {&admin_service});
   if (!admin.ok()) return Fatal(log, "admin", admin.status());
+  SetAdminServing(*admin->server);
   log.Info("listening",
            {{"service", "admin"}, {"addr", admin->address.ToString()}});
 
