@@ -131,7 +131,9 @@ int Run(const ServerConfig& config) {
   log.Info("listening",
            {{"service", "metrics"}, {"addr", (*http)->address().ToString()}});
 
-  const int signal = AwaitTerminationSignal();
+  const int signal = AwaitTerminationSignal([&log] {
+    log.Info("sighup_ignored", {{"reason", "no configuration to reload"}});
+  });
   ExitOnNextTerminationSignal();
   // Refuse and flip readiness first: once drain_start is logged, probes see
   // the drain.

@@ -9,27 +9,31 @@
 namespace tailgate::server {
 namespace {
 
-sigset_t TerminationSet() {
+// The signals taken with sigwait: the termination signals and SIGHUP.
+sigset_t AwaitedSet() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
 }  // namespace
 
 void BlockTerminationSignals() {
-  const sigset_t set = TerminationSet();
+  const sigset_t set = AwaitedSet();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int AwaitTerminationSignal() {
-  const sigset_t set = TerminationSet();
-  int signal = 0;
-  while (sigwait(&set, &signal) != 0) {
+int AwaitTerminationSignal(absl::FunctionRef<void()> on_hangup) {
+  const sigset_t set = AwaitedSet();
+  while (true) {
+    int signal = 0;
+    if (sigwait(&set, &signal) != 0) continue;
+    if (signal != SIGHUP) return signal;
+    on_hangup();
   }
-  return signal;
 }
 
 void ExitOnNextTerminationSignal() {

@@ -1,5 +1,8 @@
 // Termination signals (SIGTERM, SIGINT) handled without async signal
 // handlers: they are blocked in every thread and taken with sigwait(2).
+// SIGHUP is blocked and taken the same way, and only reported: it does not
+// end the process (a sidecar's supervisor or a closed terminal must not
+// kill it with reads in flight; there is no configuration to reload yet).
 //
 // main calls BlockTerminationSignals() first, before any thread exists, so
 // every thread inherits the mask. After start-up it calls
@@ -13,12 +16,17 @@
 #ifndef TAILGATE_SERVER_TERMINATION_SIGNALS_H_
 #define TAILGATE_SERVER_TERMINATION_SIGNALS_H_
 
+#include "absl/functional/function_ref.h"
+
 namespace tailgate::server {
 
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (and every thread
+// it starts afterwards).
 void BlockTerminationSignals();
 
-// Blocks until SIGTERM or SIGINT arrives; returns its number.
-int AwaitTerminationSignal();
+// Blocks until SIGTERM or SIGINT arrives; returns its number. Each SIGHUP
+// before it calls `on_hangup` and is otherwise ignored.
+int AwaitTerminationSignal(absl::FunctionRef<void()> on_hangup = [] {});
 
 // Starts a detached thread that calls _exit(128 + signal) on the next
 // SIGTERM or SIGINT.

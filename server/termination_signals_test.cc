@@ -21,6 +21,33 @@ TEST(TerminationSignalsDeathTest, FirstSignalIsReturnedNotDelivered) {
       testing::ExitedWithCode(7), "");
 }
 
+TEST(TerminationSignalsDeathTest, SighupIsReportedAndDoesNotTerminate) {
+  EXPECT_EXIT(
+      {
+        BlockTerminationSignals();
+        kill(getpid(), SIGHUP);
+        kill(getpid(), SIGTERM);
+        int hangups = 0;
+        const int signal = AwaitTerminationSignal([&hangups] { ++hangups; });
+        _exit(signal == SIGTERM && hangups == 1 ? 7 : 1);
+      },
+      testing::ExitedWithCode(7), "");
+}
+
+TEST(TerminationSignalsDeathTest, SighupDuringTheDrainDoesNotExit) {
+  EXPECT_EXIT(
+      {
+        BlockTerminationSignals();
+        kill(getpid(), SIGTERM);
+        AwaitTerminationSignal();
+        ExitOnNextTerminationSignal();
+        kill(getpid(), SIGHUP);
+        kill(getpid(), SIGINT);
+        pause();  // only the SIGINT ends it, as 130
+      },
+      testing::ExitedWithCode(130), "");
+}
+
 TEST(TerminationSignalsDeathTest, SecondSigtermExitsWith143) {
   EXPECT_EXIT(
       {

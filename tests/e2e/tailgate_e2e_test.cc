@@ -380,6 +380,21 @@ TEST_F(TailgateE2eTest, DrainTimeoutCancelsReadsStillRunning) {
       << tailgate_->stderr_text();
 }
 
+TEST_F(TailgateE2eTest, SighupNeitherKillsNorDrains) {
+  AddReplica(Always(Body("still here")));
+  StartTailgate({});
+  tailgate_->Signal(SIGHUP);
+  ASSERT_TRUE(tailgate_->WaitForLine("event=sighup_ignored", kWait).has_value())
+      << tailgate_->stderr_text();
+  v1::ReadResponse response;
+  const grpc::Status status = Read("/x", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.body(), "still here");
+  EXPECT_FALSE(absl::StrContains(tailgate_->stderr_text(), "drain_start"));
+  tailgate_->Signal(SIGTERM);
+  EXPECT_EQ(tailgate_->WaitForExit(kWait), 0);
+}
+
 TEST_F(TailgateE2eTest, SecondSignalExitsAtOnce) {
   ReplicaResponse hang;
   hang.fault = ReplicaResponse::Fault::kHang;
