@@ -1,5 +1,7 @@
 #include "server/read_service.h"
 
+#include <grpc/support/time.h>
+
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -11,6 +13,20 @@
 
 namespace tailgate::server {
 namespace {
+
+// The call's deadline on the system clock; InfiniteFuture when the caller
+// set none. Read from gRPC's own timespec: the std::chrono view
+// (ServerContext::deadline) overflows into the past for a grpc-timeout of
+// about 2 055 000 hours or more, which would fail the read at once instead
+// of leaving it to the engine's --timeout cap.
+absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
+  const gpr_timespec real =
+      gpr_convert_clock_type(context.raw_deadline(), GPR_CLOCK_REALTIME);
+  if (gpr_time_cmp(real, gpr_inf_future(GPR_CLOCK_REALTIME)) == 0) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromUnixSeconds(real.tv_sec) + absl::Nanoseconds(real.tv_nsec);
+}
 
 // One admitted Read call. Created by the handler, finished exactly once
 // (by the handler when the engine refuses the read, else by the engine's
@@ -119,13 +135,8 @@ grpc::ServerUnaryReactor* ReadService::Read(
     return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "server is draining"));
   }
-  // gRPC spells "no deadline" as the largest time_point.
-  const auto call_deadline = context->deadline();
-  read->deadline = EngineDeadline(
-      call_deadline == std::chrono::system_clock::time_point::max()
-          ? absl::InfiniteFuture()
-          : absl::FromChrono(call_deadline),
-      absl::Now(), engine_.clock().Now());
+  read->deadline = EngineDeadline(CallDeadline(*context), absl::Now(),
+                                  engine_.clock().Now());
   auto* reactor = new ReadReactor(engine_, gate_, response);
   reactor->Submit(*std::move(read), rejections_);
   return reactor;

@@ -1,5 +1,6 @@
 #include "server/read_service.h"
 
+#include <grpc/support/time.h>
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
@@ -143,6 +144,23 @@ TEST_F(ReadServiceTest, ShorterCallDeadlineIsMappedOntoTheEngineClock) {
   EXPECT_LE(left, absl::Milliseconds(310));
   CompleteFromLoop(1, absl::DeadlineExceededError("deadline exceeded"));
   ASSERT_TRUE(call->Wait());
+}
+
+TEST_F(ReadServiceTest, AFarFutureDeadlineIsNotTakenForAPastOne) {
+  auto call = std::make_unique<AsyncRead>();
+  call->request.set_path("/");
+  // A grpc-timeout of 2 100 000 hours: past what a system_clock time_point
+  // can hold once added to now.
+  gpr_timespec far = gpr_now(GPR_CLOCK_REALTIME);
+  far.tv_sec += int64_t{2'100'000} * 3600;
+  call->context.set_deadline(far);
+  call->Start(*stub_);
+  ASSERT_TRUE(engine_.WaitForSubmitted(1, kWait));
+  EXPECT_GT(engine_.submitted()[0].deadline - engine_.clock().Now(),
+            absl::Hours(2'000'000));
+  CompleteFromLoop(1, Answer(200, ""));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
 }
 
 TEST_F(ReadServiceTest, InvalidDescriptorNeverReachesTheEngine) {
