@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <chrono>
@@ -29,13 +28,12 @@ constexpr int kIdlePollMillis = 60'000;
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(1);
 constexpr absl::Duration kMaxBackoff = absl::Milliseconds(100);
 
-// Writes `message` to stderr the first time `count` goes from 0 to 1.
-void CountAndLogFirst(std::atomic<uint64_t>& count,
-                      const std::string& message) {
-  if (count.fetch_add(1, std::memory_order_relaxed) == 0) {
-    std::fprintf(stderr, "curl_loop: %s (further ones are only counted)\n",
-                 message.c_str());
-  }
+// Writes `message` to stderr unless `logged`; sets `logged`.
+void LogOnce(bool& logged, const std::string& message) {
+  if (logged) return;
+  logged = true;
+  std::fprintf(stderr, "curl_loop: %s (further ones are not logged)\n",
+               message.c_str());
 }
 
 }  // namespace
@@ -144,8 +142,8 @@ bool CurlLoop::Perform() {
   // proceed, such as running out of memory.
   const CURLMcode code = curl_multi_perform(multi_, &running);
   if (code == CURLM_OK) return true;
-  CountAndLogFirst(perform_errors_, absl::StrCat("curl_multi_perform: ",
-                                                 curl_multi_strerror(code)));
+  LogOnce(perform_error_logged_,
+          absl::StrCat("curl_multi_perform: ", curl_multi_strerror(code)));
   return false;
 }
 
@@ -157,8 +155,8 @@ bool CurlLoop::Poll(absl::Time wake_by) {
   const CURLMcode code = curl_multi_poll(multi_, &timer_wait, 1,
                                          PollTimeoutMillis(wake_by), &ready);
   if (code != CURLM_OK) {
-    CountAndLogFirst(poll_errors_, absl::StrCat("curl_multi_poll: ",
-                                                curl_multi_strerror(code)));
+    LogOnce(poll_error_logged_,
+            absl::StrCat("curl_multi_poll: ", curl_multi_strerror(code)));
     return false;
   }
   if (timer_wait.revents != 0) ReadTimerFd();
@@ -243,8 +241,8 @@ bool CurlLoop::SetTimerFd() {
   // makes; if it does, the armed time stays unknown so the next call tries
   // again.
   if (timerfd_settime(timer_fd_, 0, &spec, nullptr) != 0) {
-    CountAndLogFirst(timer_errors_,
-                     absl::StrCat("timerfd_settime: ", std::strerror(errno)));
+    LogOnce(timer_error_logged_,
+            absl::StrCat("timerfd_settime: ", std::strerror(errno)));
     timer_fd_armed_for_ = absl::InfinitePast();
     return false;
   }

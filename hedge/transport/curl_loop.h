@@ -19,8 +19,8 @@
 // caller has then.
 //
 // Failures: an error from curl_multi_perform or curl_multi_poll (out of
-// memory, poll() itself failing) or from timerfd_settime is counted (see
-// the accessors below) and the first of each kind is written to stderr.
+// memory, poll() itself failing) or from timerfd_settime is written to
+// stderr the first time it happens, once per kind.
 // After a failing perform or poll the loop backs off: it waits on its
 // timerfd alone (so timers still fire on time) for 1 ms, doubling per
 // consecutive failing iteration up to 100 ms (and never past the time the
@@ -114,16 +114,6 @@ class CurlLoop {
   absl::Duration total_timer_lateness() const {
     return absl::Nanoseconds(lateness_nanos_.load(std::memory_order_relaxed));
   }
-  // Failed curl_multi_perform, curl_multi_poll and timerfd_settime calls.
-  uint64_t perform_errors() const {
-    return perform_errors_.load(std::memory_order_relaxed);
-  }
-  uint64_t poll_errors() const {
-    return poll_errors_.load(std::memory_order_relaxed);
-  }
-  uint64_t timer_errors() const {
-    return timer_errors_.load(std::memory_order_relaxed);
-  }
 
  private:
   void Run() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
@@ -165,15 +155,16 @@ class CurlLoop {
   absl::Time spun_for_ ABSL_GUARDED_BY(loop_thread_) = absl::InfinitePast();
   // The last back-off; zero unless the last iteration's curl call failed.
   absl::Duration backoff_ ABSL_GUARDED_BY(loop_thread_);
+  // Whether a failure of each kind has been written to stderr yet.
+  bool perform_error_logged_ ABSL_GUARDED_BY(loop_thread_) = false;
+  bool poll_error_logged_ ABSL_GUARDED_BY(loop_thread_) = false;
+  bool timer_error_logged_ ABSL_GUARDED_BY(loop_thread_) = false;
 
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> timers_fired_{0};
   std::atomic<size_t> pending_timers_{0};
   std::atomic<int64_t> lateness_nanos_{0};
   std::atomic<int64_t> spin_nanos_{0};
-  std::atomic<uint64_t> perform_errors_{0};
-  std::atomic<uint64_t> poll_errors_{0};
-  std::atomic<uint64_t> timer_errors_{0};
 };
 
 }  // namespace tailgate::hedge::transport

@@ -181,6 +181,8 @@ void EngineImpl::Cancel(uint64_t read_id) {
 void EngineImpl::OnWakeup() {
   loop_thread_.AssertOnOwner();
   ReadInbox::Batch batch = inbox_.Take();
+  // Every loop iteration comes here: most find the inbox empty.
+  if (batch.reads.empty() && batch.cancelled.empty()) return;
   const absl::Time now = clock_.Now();
   for (std::unique_ptr<Read>& read : batch.reads) Start(std::move(read), now);
   for (uint64_t id : batch.cancelled) {
