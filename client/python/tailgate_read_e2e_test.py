@@ -1,153 +1,36 @@
 """End to end: the real tailgate sidecar, loopback HTTP replicas, and the
 Python example client (plus the C++ tailgate_read) reading through it.
 
-Replicas (http.server, one thread per request):
+Replicas (client/testing/sidecar_harness.py lists the paths they serve):
   fast   answers at once
   slow   answers after SLOW_DELAY, so a read whose primary is `slow` is
          hedged to `fast` after HEDGE_DELAY
-Both serve /big with BIG_BODY bytes (over the sidecar's --max_response_bytes)
-and take STALL seconds over /stall (past any deadline the test sets).
+/big is over the sidecar's --max_response_bytes; /stall outlasts any
+deadline the test sets.
 """
 
 import contextlib
-import http.server
 import io
 import json
-import queue
 import re
-import signal
 import subprocess
-import threading
 import time
 import unittest
 
 import grpc
 
 from client.python import tailgate_read
+from client.testing import sidecar_harness
+from client.testing.sidecar_harness import Replica, Sidecar
 from proto.tailgate.v1 import tailgate_pb2
 from proto.tailgate.v1 import tailgate_pb2_grpc
 
 SLOW_DELAY = 0.5
 HEDGE_DELAY_MS = 20
 MAX_RESPONSE_BYTES = 1024
-BIG_BODY = 64 * 1024
-STALL = 3.0
+STALL = sidecar_harness.STALL
 
-SIDECAR = "server/tailgate"
 CPP_CLIENT = "client/tailgate_read"
-
-_LOGFMT_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
-
-
-class Replica:
-    """A loopback HTTP replica; the body names it and echoes the path."""
-
-    def __init__(self, name, delay):
-        self.name = name
-        self.delay = delay
-        self.stop = threading.Event()
-        replica = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                replica.serve(self, send_body=True)
-
-            def do_HEAD(self):
-                replica.serve(self, send_body=False)
-
-            def log_message(self, *unused):
-                pass
-
-        class Server(http.server.ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, *unused):
-                pass  # cancelled attempts close the connection mid-answer
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever,
-                                       daemon=True)
-        self.thread.start()
-
-    def serve(self, handler, send_body):
-        path = handler.path
-        if path == "/stall":
-            self.stop.wait(STALL)
-        elif self.delay:
-            self.stop.wait(self.delay)
-        if path == "/missing":
-            status, body = 404, b"no such thing\n"
-        elif path == "/big":
-            status, body = 200, b"x" * BIG_BODY
-        else:
-            status, body = 200, ("%s:%s" % (self.name, path)).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "text/plain")
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("X-Replica", self.name)
-        handler.end_headers()
-        if send_body:
-            handler.wfile.write(body)
-
-    def close(self):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class Sidecar:
-    """The real //server:tailgate on ephemeral ports, found from its
-    `event=listening service=... addr=...` log lines."""
-
-    def __init__(self, backends, extra_flags):
-        self.process = subprocess.Popen(
-            [SIDECAR, "--backends=" + ",".join(backends),
-             "--listen=127.0.0.1:0", "--admin=127.0.0.1:0",
-             "--metrics_listen=127.0.0.1:0"] + extra_flags,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
-        self.log = []
-        self.listening = {}
-        events = queue.Queue()
-        self.reader = threading.Thread(target=self._read_log, args=(events,),
-                                       daemon=True)
-        self.reader.start()
-        deadline = time.monotonic() + 30
-        while not {"grpc", "admin", "metrics"} <= self.listening.keys():
-            remaining = deadline - time.monotonic()
-            try:
-                fields = events.get(timeout=max(remaining, 0.01))
-            except queue.Empty:
-                fields = None
-            if fields is None:  # the log ended or took too long
-                self.close()
-                raise RuntimeError("sidecar did not start:\n" +
-                                   "".join(self.log))
-            if fields.get("event") == "listening":
-                self.listening[fields["service"]] = fields["addr"]
-        self.target = self.listening["grpc"]
-        self.admin = self.listening["admin"]
-
-    def _read_log(self, events):
-        for line in self.process.stderr:
-            self.log.append(line)
-            events.put({key: value.strip('"') for key, value
-                        in _LOGFMT_FIELD.findall(line)})
-        events.put(None)
-
-    def close(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.reader.join(timeout=5)
-        return self.process.returncode
 
 
 class TailgateReadEndToEndTest(unittest.TestCase):
