@@ -30,11 +30,11 @@ using client_internal::FromGrpcStatus;
 
 CircuitState FromProto(v1::CircuitState state) {
   switch (state) {
-    case v1::CIRCUIT_CLOSED:
+    case v1::CIRCUIT_STATE_CLOSED:
       return CircuitState::kClosed;
-    case v1::CIRCUIT_OPEN:
+    case v1::CIRCUIT_STATE_OPEN:
       return CircuitState::kOpen;
-    case v1::CIRCUIT_HALF_OPEN:
+    case v1::CIRCUIT_STATE_HALF_OPEN:
       return CircuitState::kHalfOpen;
     default:
       return CircuitState::kUnspecified;

@@ -8,11 +8,11 @@ namespace {
 v1::CircuitState ToProto(hedge::CircuitState state) {
   switch (state) {
     case hedge::CircuitState::kClosed:
-      return v1::CIRCUIT_CLOSED;
+      return v1::CIRCUIT_STATE_CLOSED;
     case hedge::CircuitState::kOpen:
-      return v1::CIRCUIT_OPEN;
+      return v1::CIRCUIT_STATE_OPEN;
     case hedge::CircuitState::kHalfOpen:
-      return v1::CIRCUIT_HALF_OPEN;
+      return v1::CIRCUIT_STATE_HALF_OPEN;
   }
   return v1::CIRCUIT_STATE_UNSPECIFIED;
 }

@@ -100,13 +100,13 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   ASSERT_EQ(stats.replicas_size(), 3);
   const v1::ReplicaStats& first = stats.replicas(0);
   EXPECT_EQ(first.url(), "http://a:1");
-  EXPECT_EQ(first.circuit(), v1::CIRCUIT_OPEN);
+  EXPECT_EQ(first.circuit(), v1::CIRCUIT_STATE_OPEN);
   EXPECT_EQ(first.generation(), 3u);
   EXPECT_EQ(first.attempts(), 8u);
   EXPECT_EQ(first.failures(), 4u);
   EXPECT_EQ(first.in_flight(), 2);
-  EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_CLOSED);
-  EXPECT_EQ(stats.replicas(2).circuit(), v1::CIRCUIT_HALF_OPEN);
+  EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_STATE_CLOSED);
+  EXPECT_EQ(stats.replicas(2).circuit(), v1::CIRCUIT_STATE_HALF_OPEN);
 }
 
 TEST_F(AdminServiceTest, GetMetricsIsTheSameExpositionAsMetricsEndpoint) {

@@ -112,14 +112,14 @@ v1::GetStatsResponse CannedStats() {
   stats.set_hedges_skipped(7);
   v1::ReplicaStats* a = stats.add_replicas();
   a->set_url(kPrimaryReplica);
-  a->set_circuit(v1::CIRCUIT_CLOSED);
+  a->set_circuit(v1::CIRCUIT_STATE_CLOSED);
   a->set_generation(0);
   a->set_attempts(8);
   a->set_failures(1);
   a->set_in_flight(2);
   v1::ReplicaStats* b = stats.add_replicas();
   b->set_url(kHedgeReplica);
-  b->set_circuit(v1::CIRCUIT_HALF_OPEN);
+  b->set_circuit(v1::CIRCUIT_STATE_HALF_OPEN);
   b->set_generation(2);
   b->set_attempts(4);
   b->set_failures(3);

@@ -136,7 +136,7 @@ TEST_F(TailgateE2eTest, CircuitTransitionIsLoggedAndReported) {
       << *line;
   const v1::GetStatsResponse stats = Stats();
   ASSERT_EQ(stats.replicas_size(), 1);
-  EXPECT_EQ(stats.replicas(0).circuit(), v1::CIRCUIT_OPEN);
+  EXPECT_EQ(stats.replicas(0).circuit(), v1::CIRCUIT_STATE_OPEN);
   EXPECT_EQ(stats.replicas(0).generation(), 1u);
   EXPECT_EQ(stats.backend_failures(), 1u);
   EXPECT_EQ(Read("/y", &response).error_code(), grpc::StatusCode::UNAVAILABLE);

@@ -66,7 +66,7 @@ TEST_P(FaultMatrixTest, OneFaultyReplicaIsReadAround) {
     EXPECT_EQ(stats.hedge_wins(), static_cast<uint64_t>(kReads / 2));
     EXPECT_GE(seen.attempts(), static_cast<uint64_t>(kReads / 2));
     EXPECT_EQ(seen.failures(), 0u);
-    EXPECT_EQ(seen.circuit(), v1::CIRCUIT_CLOSED);
+    EXPECT_EQ(seen.circuit(), v1::CIRCUIT_STATE_CLOSED);
     EXPECT_EQ(seen.generation(), 0u);
   } else {
     EXPECT_GE(seen.failures(), static_cast<uint64_t>(kFailureThreshold));
@@ -125,7 +125,7 @@ TEST_P(FaultMatrixTest, EveryReplicaFaultyEndsWithTheDocumentedCode) {
   for (const std::string& url : {first.url(), second.url()}) {
     const v1::ReplicaStats seen = ReplicaStatsFor(url);
     EXPECT_EQ(seen.failures(), 1u);
-    EXPECT_EQ(seen.circuit(), v1::CIRCUIT_CLOSED);
+    EXPECT_EQ(seen.circuit(), v1::CIRCUIT_STATE_CLOSED);
     absl::StrAppend(&failures, failures.empty() ? "" : "/", seen.failures());
   }
   PrintMatrixRow(

@@ -133,18 +133,18 @@ void FaultTest::ExpectNoReplicaDetails(const std::string& message) {
 
 void FaultTest::ReadUntilCircuitOpen(const std::string& url) {
   const absl::Time give_up = absl::Now() + kWait;
-  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_OPEN &&
+  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_STATE_OPEN &&
          absl::Now() < give_up) {
     const TimedRead read = ReadTimed("/again");
     ASSERT_TRUE(read.status.ok()) << read.status.error_message();
   }
-  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_OPEN);
+  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_STATE_OPEN);
 }
 
 void FaultTest::ReadUntilCircuitOpenByTimeouts(const std::string& url) {
   const absl::Time give_up = absl::Now() + kWait;
   int timeouts = 0;
-  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_OPEN &&
+  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_STATE_OPEN &&
          absl::Now() < give_up) {
     v1::ReadRequest request;
     request.set_path("/no-hedge");
@@ -163,7 +163,7 @@ void FaultTest::ReadUntilCircuitOpenByTimeouts(const std::string& url) {
     EXPECT_LT(elapsed, kTimeout + kMargin);
     ++timeouts;
   }
-  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_OPEN);
+  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_STATE_OPEN);
   EXPECT_EQ(timeouts, kFailureThreshold);
   PrintMatrixRow("opened_by_timeouts",
                  absl::StrCat("with hedging off, ", timeouts,
@@ -193,7 +193,7 @@ bool FaultTest::ReadConcurrently(int count) {
 
 void FaultTest::ExpectRecoveryByOneProbe(FaultyEndpoint& endpoint) {
   const v1::ReplicaStats before = ReplicaStatsFor(endpoint.url());
-  ASSERT_EQ(before.circuit(), v1::CIRCUIT_OPEN);
+  ASSERT_EQ(before.circuit(), v1::CIRCUIT_STATE_OPEN);
   ASSERT_TRUE(endpoint.Heal(Always(Healthy(kProbeAnswerDelay))).ok());
   const Replica& healed = *endpoint.replica();
   const int64_t received = healed.requests_received();
@@ -211,7 +211,7 @@ void FaultTest::ExpectRecoveryByOneProbe(FaultyEndpoint& endpoint) {
       << "requests that reached the healed replica while half-open";
 
   const v1::ReplicaStats after = ReplicaStatsFor(endpoint.url());
-  EXPECT_EQ(after.circuit(), v1::CIRCUIT_CLOSED);
+  EXPECT_EQ(after.circuit(), v1::CIRCUIT_STATE_CLOSED);
   EXPECT_EQ(after.generation(), before.generation() + 2);
   EXPECT_EQ(after.attempts(), before.attempts() + 1);
   EXPECT_EQ(after.failures(), before.failures());
