@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
+#include "server/reflection_v1.h"
 
 namespace tailgate::server {
 namespace {
@@ -28,6 +29,7 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
     int max_streams_per_connection) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
+  AddReflectionV1(builder);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   if (max_streams_per_connection > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,

@@ -1,8 +1,9 @@
 // Starting the gRPC listeners (--listen for HedgedRead, --admin for Admin).
 //
 // Every server started here also carries the default health service
-// (grpc.health.v1.Health) and server reflection, both enabled process-wide
-// on first use. Binding is exclusive: gRPC's SO_REUSEPORT is turned off, so
+// (grpc.health.v1.Health) and server reflection in both versions: the
+// library's v1alpha, enabled process-wide on first use, and v1
+// (server/reflection_v1.h). Binding is exclusive: gRPC's SO_REUSEPORT is turned off, so
 // an address already in use fails start-up instead of silently sharing the
 // port with another process.
 //
