@@ -104,6 +104,15 @@ class TailgateReadEndToEndTest(unittest.TestCase):
             if trace.hedge_won:
                 self.assertTrue(trace.hedged, trace)
 
+    def test_latin1_header_value_arrives_as_utf8(self):
+        # Not valid UTF-8 from the replica; a proto3 string must be, or
+        # this client could not parse the response at all.
+        response = self.stub.Read(tailgate_pb2.ReadRequest(path="/latin1"),
+                                  timeout=5)
+        self.assertEqual(response.status, 200)
+        values = [h.value for h in response.headers if h.name == "x-latin1"]
+        self.assertEqual(values, ["caf\u00e9"])
+
     def test_verbose_prints_the_trace(self):
         code, _, err = self.run_example("-v", "-H", "Accept: text/plain",
                                         "/verbose")

@@ -6,6 +6,7 @@ Replica paths (GET and HEAD; `delay` applies to every path):
   /status/NNN    answers HTTP NNN, body "NAME:/status/NNN"
   /big           200 with BIG_BODY bytes
   /missing       404, body "no such thing\\n"
+  /latin1        200 with `X-Latin1: caf\\xe9`, a value in ISO-8859-1
   anything else  200, body "NAME:PATH"
 Every answer carries `Content-Type: text/plain` and `X-Replica: NAME`.
 """
@@ -79,6 +80,8 @@ class Replica:
         handler.send_header("Content-Type", "text/plain")
         handler.send_header("Content-Length", str(len(body)))
         handler.send_header("X-Replica", self.name)
+        if path == "/latin1":  # http.server writes header text as Latin-1
+            handler.send_header("X-Latin1", "caf\xe9")
         handler.end_headers()
         if send_body:
             handler.wfile.write(body)

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "hedge/hygiene/utf8.h"
 
 namespace tailgate::hygiene {
 namespace {
@@ -223,7 +224,19 @@ absl::StatusOr<std::vector<HttpHeader>> SanitizeRequestHeaders(
 std::vector<HttpHeader> SanitizeResponseHeaders(
     std::vector<HttpHeader> headers) {
   headers = DropHopByHop(std::move(headers));
-  for (HttpHeader& header : headers) absl::AsciiStrToLower(&header.name);
+  // A name that is not a token cannot be a header name in HTTP/2 or gRPC.
+  headers.erase(std::remove_if(headers.begin(), headers.end(),
+                               [](const HttpHeader& header) {
+                                 return header.name.empty() ||
+                                        !std::all_of(header.name.begin(),
+                                                     header.name.end(),
+                                                     IsTokenChar);
+                               }),
+                headers.end());
+  for (HttpHeader& header : headers) {
+    absl::AsciiStrToLower(&header.name);
+    header.value = HeaderValueAsUtf8(std::move(header.value));
+  }
   return headers;
 }
 

@@ -77,10 +77,12 @@ bool IsHopByHop(absl::string_view name);
 absl::StatusOr<std::vector<HttpHeader>> SanitizeRequestHeaders(
     absl::Span<const HttpHeader> headers);
 
-// A replica's response headers without hop-by-hop headers and without the
-// headers their Connection headers name, their names in lower case (as
-// HTTP/2 and gRPC callers expect, whatever each replica's capitalisation).
-// Order, values and duplicates are kept.
+// A replica's response headers without hop-by-hop headers, without the
+// headers their Connection headers name and without headers whose name is
+// not an RFC 9110 token; names in lower case (as HTTP/2 and gRPC callers
+// expect, whatever each replica's capitalisation); values that are not
+// valid UTF-8 read as ISO-8859-1 and re-encoded in UTF-8 (utf8.h), so that
+// every protobuf parser accepts them. Order and duplicates are kept.
 std::vector<HttpHeader> SanitizeResponseHeaders(
     std::vector<HttpHeader> headers);
 

@@ -348,5 +348,18 @@ TEST(SanitizeResponseHeadersTest, DropsHopByHopAndConnectionNamed) {
   EXPECT_TRUE(SanitizeResponseHeaders({}).empty());
 }
 
+TEST(SanitizeResponseHeadersTest, EveryValueIsUtf8AndEveryNameAToken) {
+  EXPECT_THAT(
+      SanitizeResponseHeaders({{"X-Latin1", "caf\xE9"},
+                               {"X-Utf8", "caf\xC3\xA9"},
+                               {"Bad Name", "dropped"},
+                               {"X-\xE9", "dropped"},
+                               {"", "dropped"},
+                               {"X-Cut", "\xE2\x82"}}),
+      ::testing::ElementsAre(Header("x-latin1", "caf\xC3\xA9"),
+                             Header("x-utf8", "caf\xC3\xA9"),
+                             Header("x-cut", "\xC3\xA2\xC2\x82")));
+}
+
 }  // namespace
 }  // namespace tailgate::hygiene

@@ -46,6 +46,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "hedge/hygiene/http_hygiene.h"
+#include "hedge/hygiene/utf8.h"
 #include "hedge/hygiene/replica_url.h"
 
 namespace tailgate::hygiene {
@@ -289,11 +290,25 @@ void CheckRequestHeaders(const std::vector<HttpHeader>& headers) {
 }
 
 void CheckResponseHeaders(const std::vector<HttpHeader>& headers) {
-  std::vector<HttpHeader> kept = ModelKept(headers);
-  for (HttpHeader& header : kept) absl::AsciiStrToLower(&header.name);
-  Check(
-      SameHeaders(SanitizeResponseHeaders(headers), kept),
-      "response sanitising keeps exactly the end-to-end headers, lower-cased");
+  std::vector<HttpHeader> kept;
+  for (HttpHeader header : ModelKept(headers)) {
+    if (header.name.empty() ||
+        !std::all_of(header.name.begin(), header.name.end(),
+                     ModelIsTokenByte)) {
+      continue;
+    }
+    absl::AsciiStrToLower(&header.name);
+    if (!IsValidUtf8(header.value)) header.value = Latin1ToUtf8(header.value);
+    kept.push_back(std::move(header));
+  }
+  const std::vector<HttpHeader> sanitized = SanitizeResponseHeaders(headers);
+  Check(SameHeaders(sanitized, kept),
+        "response sanitising keeps exactly the end-to-end headers with "
+        "token names, lower-cased, values in UTF-8");
+  for (const HttpHeader& header : sanitized) {
+    Check(IsValidUtf8(header.name) && IsValidUtf8(header.value),
+          "every response header fits a proto3 string");
+  }
 }
 
 std::vector<HttpHeader> ParseHeaders(
