@@ -50,13 +50,16 @@ class Logger {
   // Writes to `fd` (not owned). `now` stamps each line; injected by tests.
   explicit Logger(LogFormat format, int fd = 2, WallClock now = &absl::Now);
 
-  void Info(absl::string_view event, std::initializer_list<LogField> fields) {
+  void Info(absl::string_view event,
+            std::initializer_list<LogField> fields) const {
     Write("info", event, fields);
   }
-  void Warn(absl::string_view event, std::initializer_list<LogField> fields) {
+  void Warn(absl::string_view event,
+            std::initializer_list<LogField> fields) const {
     Write("warn", event, fields);
   }
-  void Error(absl::string_view event, std::initializer_list<LogField> fields) {
+  void Error(absl::string_view event,
+             std::initializer_list<LogField> fields) const {
     Write("error", event, fields);
   }
 
