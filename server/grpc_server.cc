@@ -26,15 +26,23 @@ void EnableHealthAndReflection() {
 
 absl::StatusOr<GrpcListener> StartGrpcServer(
     const ListenAddress& address, absl::Span<grpc::Service* const> services,
-    int max_streams_per_connection) {
+    const GrpcServerLimits& limits) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   AddReflectionV1(builder);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  if (max_streams_per_connection > 0) {
+  if (limits.max_streams_per_connection > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                               max_streams_per_connection);
+                               limits.max_streams_per_connection);
   }
+  builder.SetMaxReceiveMessageSize(limits.max_receive_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
+                             kMaxRequestMetadataBytes);
+  // The linked gRPC inflates a compressed message before it checks its
+  // size: a 1 MB gzip bomb became 1 GiB. Identity only, refused up front.
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
+  if (limits.quota != nullptr) builder.SetResourceQuota(*limits.quota);
   int port = 0;
   builder.AddListeningPort(address.ToString(),
                            grpc::InsecureServerCredentials(), &port);

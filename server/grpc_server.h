@@ -14,6 +14,7 @@
 #define TAILGATE_SERVER_GRPC_SERVER_H_
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
 
 #include <memory>
 
@@ -28,12 +29,36 @@ struct GrpcListener {
   ListenAddress address;  // as bound: the real port when 0 was asked for
 };
 
+// The largest request message a listener accepts: a ReadRequest at every
+// hygiene limit (8 KiB target, 32 KiB of headers) with room to spare.
+// Larger messages fail with RESOURCE_EXHAUSTED.
+inline constexpr int kMaxRequestMessageBytes = 64 * 1024;
+// The largest request metadata (gRPC's own headers: the read descriptor
+// is in the message).
+inline constexpr int kMaxRequestMetadataBytes = 16 * 1024;
+
+// Threads gRPC may start for synchronous handlers (a quota's SetMaxThreads).
+inline constexpr int kMaxGrpcSyncThreads = 8;
+
+// What every listener bounds, whatever the client sends. Besides these, a
+// listener accepts only uncompressed requests (a compressed one fails with
+// UNIMPLEMENTED before it is inflated).
+struct GrpcServerLimits {
+  // > 0: HTTP/2 MAX_CONCURRENT_STREAMS; 0 leaves gRPC's default (no limit).
+  int max_streams_per_connection = 0;
+  int max_receive_message_bytes = kMaxRequestMessageBytes;
+  // Not null: the memory (connection buffers, partly received messages and
+  // metadata, call state) and synchronous-handler threads gRPC may use, shared
+  // by every listener given the same quota. Under memory pressure gRPC resets
+  // the streams holding the most (RST_STREAM ENHANCE_YOUR_CALM). Must
+  // outlive the servers.
+  grpc::ResourceQuota* quota = nullptr;
+};
+
 // REQUIRES: each service outlives the returned server.
-// `max_streams_per_connection` > 0 sets HTTP/2 MAX_CONCURRENT_STREAMS;
-// 0 leaves gRPC's default (no limit).
 absl::StatusOr<GrpcListener> StartGrpcServer(
     const ListenAddress& address, absl::Span<grpc::Service* const> services,
-    int max_streams_per_connection = 0);
+    const GrpcServerLimits& limits = {});
 
 // Health status of the whole server ("") and of tailgate.v1.HedgedRead:
 // SERVING, or NOT_SERVING while draining.

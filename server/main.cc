@@ -33,6 +33,7 @@
 #include "server/drain.h"
 #include "server/grpc_server.h"
 #include "server/http_endpoints.h"
+#include "server/library_logs.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/read_service.h"
@@ -80,6 +81,9 @@ int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
 
 int Run(const ServerConfig& config) {
   Logger log(config.log_format);
+  // Before the first gRPC object: nothing a client sends reaches the log
+  // unescaped, and the libraries' lines are rate-limited.
+  RouteLibraryLogs(log);
   LogStart(log, config);
   // Still the only thread: every thread started from here on inherits it.
   if (!config.cpus.empty()) {
@@ -106,15 +110,24 @@ int Run(const ServerConfig& config) {
   ReadService read_service(**engine, config.engine.timeout, gate, rejections);
   AdminService admin_service(**engine, rejections);
 
-  absl::StatusOr<GrpcListener> reads = StartGrpcServer(
-      config.listen, {&read_service}, config.max_streams_per_connection);
+  // One quota for both listeners: what a client can make gRPC hold is
+  // bounded whichever door it uses. Threads: for the library's synchronous
+  // handlers (v1alpha reflection); every other service is callback-based.
+  grpc::ResourceQuota grpc_quota("tailgate");
+  grpc_quota.Resize(static_cast<size_t>(config.max_grpc_memory_bytes));
+  grpc_quota.SetMaxThreads(kMaxGrpcSyncThreads);
+  absl::StatusOr<GrpcListener> reads =
+      StartGrpcServer(config.listen, {&read_service},
+                      {.max_streams_per_connection =
+                           config.max_streams_per_connection,
+                       .quota = &grpc_quota});
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
   log.Info("listening",
            {{"service", "grpc"}, {"addr", reads->address.ToString()}});
 
   absl::StatusOr<GrpcListener> admin =
-      StartGrpcServer(config.admin, {&admin_service});
+      StartGrpcServer(config.admin, {&admin_service}, {.quota = &grpc_quota});
   if (!admin.ok()) return Fatal(log, "admin", admin.status());
   SetAdminServing(*admin->server);
   log.Info("listening",

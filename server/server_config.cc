@@ -47,6 +47,11 @@ ABSL_FLAG(std::string, max_streams_per_connection,
 ABSL_FLAG(std::string, max_response_bytes,
           tailgate::server::RawFlags().max_response_bytes,
           "Largest response body accepted, in bytes (at most 64 MiB).");
+ABSL_FLAG(std::string, max_grpc_memory_bytes,
+          tailgate::server::RawFlags().max_grpc_memory_bytes,
+          "Memory gRPC may hold for client connections and calls on --listen "
+          "and --admin together (buffers, partly received requests), in "
+          "bytes; over it, gRPC resets the streams holding the most.");
 ABSL_FLAG(std::string, failure_threshold,
           tailgate::server::RawFlags().failure_threshold,
           "Consecutive failures that open a replica's circuit.");
@@ -248,6 +253,12 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
                     int64_t{0});
   }
 
+  config.max_grpc_memory_bytes = reader.Take(
+      "max_grpc_memory_bytes",
+      flags::ParseInteger(flags.max_grpc_memory_bytes, int64_t{1} << 20,
+                          int64_t{1} << 40),
+      int64_t{0});
+
   config.drain_timeout = reader.Duration("drain_timeout", flags.drain_timeout);
   if (config.drain_timeout < absl::ZeroDuration()) {
     reader.Fail("drain_timeout", absl::StrCat("must not be negative, got ",
@@ -298,6 +309,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.max_streams_per_connection =
       absl::GetFlag(FLAGS_max_streams_per_connection);
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  flags.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   flags.preconnect = absl::GetFlag(FLAGS_preconnect);
   flags.timer_spin = absl::GetFlag(FLAGS_timer_spin);
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);

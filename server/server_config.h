@@ -52,6 +52,7 @@ struct RawFlags {
   std::string max_attempts = "160";
   std::string max_streams_per_connection;  // empty: 2 * max_requests
   std::string max_response_bytes = "4194304";
+  std::string max_grpc_memory_bytes = "67108864";
   std::string failure_threshold = "5";
   std::string cooldown = "1s";
   std::string drain_timeout = "5s";
@@ -74,6 +75,9 @@ struct ServerConfig {
   // for calls the read service has not seen yet (memory, and the queue in
   // front of admission); a client over it waits on its side.
   int max_streams_per_connection = 256;
+  // gRPC's resource quota, shared by the --listen and --admin servers: the
+  // memory it may hold for connections, partly received requests and calls.
+  int64_t max_grpc_memory_bytes = int64_t{64} << 20;
   LogFormat log_format = LogFormat::kLogfmt;
   // Every thread of the process runs on these CPUs (ascending; main pins
   // them before starting any thread). Empty: no pinning.

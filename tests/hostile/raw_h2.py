@@ -1,0 +1,189 @@
+"""A raw HTTP/2 gRPC caller for hostile-client tests: it sends what a
+well-behaved gRPC library never would (header values with newlines, length
+prefixes that lie, compressed bombs, endless CONTINUATION frames, windows
+that never open) and reports what came back."""
+
+import socket
+import struct
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+
+READ_METHOD = "/tailgate.v1.HedgedRead/Read"
+
+
+def grpc_frame(message, compressed=False, declared_length=None):
+    """The 5-byte gRPC length prefix and `message`. `declared_length`
+    overrides the length the prefix announces."""
+    length = len(message) if declared_length is None else declared_length
+    return struct.pack(">BI", 1 if compressed else 0, length) + message
+
+
+def read_request(path):
+    """A serialized ReadRequest{path}: field 1, length-delimited; `path` is
+    bytes, so it may be anything, valid UTF-8 or not."""
+    assert len(path) < 128
+    return b"\x0a" + bytes([len(path)]) + path
+
+
+class Connection:
+    """One client connection to host:port. Header validation is off on
+    purpose: the point is to send what a library would refuse to."""
+
+    def __init__(self, address, window=65535, timeout=10.0):
+        host, port = address.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)),
+                                             timeout=timeout)
+        config = h2.config.H2Configuration(
+            client_side=True, header_encoding=None,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+            validate_inbound_headers=False)
+        self.h2 = h2.connection.H2Connection(config=config)
+        self.h2.local_settings = h2.settings.Settings(
+            client=True, initial_values={
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window})
+        self.h2.initiate_connection()
+        self.flush()
+        self.responses = {}  # stream id -> dict(headers, data, trailers, reset)
+
+    def flush(self):
+        data = self.h2.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def start_call(self, extra_headers=(), method=READ_METHOD,
+                   authority="sidecar"):
+        stream = self.h2.get_next_available_stream_id()
+        headers = [(b":method", b"POST"), (b":scheme", b"http"),
+                   (b":path", method.encode()),
+                   (b":authority", authority.encode()),
+                   (b"content-type", b"application/grpc"),
+                   (b"te", b"trailers")]
+        headers += [(k.encode() if isinstance(k, str) else k,
+                     v.encode() if isinstance(v, str) else v)
+                    for k, v in extra_headers]
+        self.h2.send_headers(stream, headers)
+        self.responses[stream] = {"headers": None, "data": b"",
+                                  "trailers": None, "reset": None}
+        self.flush()
+        return stream
+
+    def send(self, stream, data, end=False):
+        """Sends `data` as DATA frames, waiting for window as needed."""
+        view = memoryview(data)
+        while view:
+            window = min(self.h2.local_flow_control_window(stream),
+                         self.h2.max_outbound_frame_size)
+            if window <= 0:
+                if not self.pump(stream):
+                    return False
+                continue
+            chunk, view = view[:window], view[window:]
+            self.h2.send_data(stream, bytes(chunk))
+            self.flush()
+        if end:
+            self.h2.end_stream(stream)
+            self.flush()
+        return True
+
+    def pump(self, stream=None):
+        """Reads once from the socket and handles events. False when the
+        connection or `stream` has ended."""
+        try:
+            data = self.sock.recv(65536)
+        except (ConnectionResetError, socket.timeout, OSError):
+            return False
+        if not data:
+            return False
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            return False
+        for event in events:
+            response = self.responses.get(getattr(event, "stream_id", None))
+            if isinstance(event, h2.events.ResponseReceived):
+                response["headers"] = dict(event.headers)
+            elif isinstance(event, h2.events.DataReceived):
+                response["data"] += event.data
+                self.h2.acknowledge_received_data(
+                    event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.TrailersReceived):
+                response["trailers"] = dict(event.headers)
+            elif isinstance(event, h2.events.StreamReset):
+                response["reset"] = event.error_code
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self.flush()
+                return False
+        self.flush()
+        if stream is not None:
+            done = self.responses[stream]
+            if done["trailers"] is not None or done["reset"] is not None:
+                return False
+            if done["headers"] and b"grpc-status" in done["headers"]:
+                return False  # trailers-only response
+        return True
+
+    def finish(self, stream):
+        """Waits for `stream`'s end: (grpc-status or None, message, reset)."""
+        while self.pump(stream):
+            pass
+        response = self.responses[stream]
+        trailers = response["trailers"] or response["headers"] or {}
+        status = trailers.get(b"grpc-status")
+        return (int(status) if status is not None else None,
+                trailers.get(b"grpc-message", b"").decode("latin-1"),
+                response["reset"])
+
+    def close(self):
+        try:
+            self.h2.close_connection()
+            self.flush()
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def _hpack_integer(value, prefix_bits, first_byte_flags=0):
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([first_byte_flags | value])
+    out = [first_byte_flags | limit]
+    value -= limit
+    while value >= 128:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _frame(frame_type, flags, stream, payload):
+    return (struct.pack(">I", len(payload))[1:] + bytes([frame_type, flags]) +
+            struct.pack(">I", stream) + payload)
+
+
+def continuation_flood(connection, total_bytes, chunk=16384):
+    """Opens a stream with a HEADERS frame that never ends: one literal
+    header whose value announces `total_bytes`, sent in CONTINUATION frames
+    (none with END_HEADERS). Returns the bytes sent before the sidecar
+    closed the connection (all of them if it never did)."""
+    import hpack
+    stream = connection.h2.get_next_available_stream_id()
+    block = hpack.Encoder().encode([
+        (b":method", b"POST"), (b":scheme", b"http"),
+        (b":path", READ_METHOD.encode()), (b":authority", b"sidecar"),
+        (b"content-type", b"application/grpc")])
+    block += b"\x00" + _hpack_integer(7, 7) + b"x-flood"
+    block += _hpack_integer(total_bytes, 7)
+    sent = 0
+    try:
+        connection.sock.sendall(_frame(0x1, 0x0, stream, block))
+        filler = b"a" * chunk
+        while sent < total_bytes:
+            connection.sock.sendall(_frame(0x9, 0x0, stream, filler))
+            sent += chunk
+    except OSError:
+        pass
+    return sent
