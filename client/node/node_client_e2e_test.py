@@ -112,7 +112,7 @@ class NodeClientEndToEndTest(unittest.TestCase):
         self.assertEqual(self.stderr, "")  # no loader warnings either
         self.assertEqual(
             [k for k, _ in self.lines],
-            ["read"] * 5 + ["error"] * 4 + ["cancel"] + ["health"] * 2 +
+            ["read"] * 6 + ["error"] * 4 + ["cancel"] + ["health"] * 2 +
             ["reflection", "read", "stats"], self.stdout)
 
     def test_plain_read(self):
@@ -143,6 +143,10 @@ class NodeClientEndToEndTest(unittest.TestCase):
                          ("200", "", "0"))
         self.assertEqual(read["x_replica"], "fast")
         self.assert_trace(read)
+
+    def test_latin1_header_value_arrives_as_utf8(self):
+        read = self.line("read", "latin1")
+        self.assertEqual((read["status"], read["x_latin1"]), ("200", "caf\xe9"))
 
     def test_http_404_is_ok_with_status_404(self):
         read = self.line("read", "missing")
@@ -207,10 +211,10 @@ class NodeClientEndToEndTest(unittest.TestCase):
     def test_stats_count_what_the_client_did(self):
         stats = self.line("stats")
         hedged_reads = int(self.line("read", "hedged")["reads"])
-        # Admitted: read, the hedged reads, head, missing, all_503,
+        # Admitted: read, the hedged reads, head, latin1, missing, all_503,
         # too_large, deadline, cancel and reflected (the invalid descriptor
         # and the unknown upstream are refused before admission).
-        self.assertEqual(int(stats["requests"]), hedged_reads + 8)
+        self.assertEqual(int(stats["requests"]), hedged_reads + 9)
         self.assertGreaterEqual(int(stats["hedges"]), 2)  # hedged, all_503
         self.assertGreaterEqual(int(stats["hedge_wins"]), 1)
         # The cancelled read, and usually the deadline read too: grpc-js
@@ -230,7 +234,7 @@ class NodeClientEndToEndTest(unittest.TestCase):
 
 class NodeClientUnixSocketTest(unittest.TestCase):
 
-    def test_read_and_health_over_a_unix_socket(self):
+    def test_read_health_and_v1alpha_reflection_over_a_unix_socket(self):
         # A socket path is limited to 107 bytes; TEST_TMPDIR may be longer.
         directory = os.environ.get("TEST_TMPDIR", "")
         if not directory or len(directory) > 80:
@@ -240,13 +244,20 @@ class NodeClientUnixSocketTest(unittest.TestCase):
                 Sidecar([fast.url], ["--listen=unix:" + socket]) as sidecar:
             self.assertEqual(sidecar.target, "unix:" + socket)
             code, lines, stdout, stderr = run_client(
-                "unix:" + socket, sidecar.admin, "--calls=read,health")
+                "unix:" + socket, sidecar.admin,
+                "--calls=read,health,reflection", "--reflection=v1alpha")
         self.assertEqual(code, 0, stdout + stderr)
-        self.assertEqual([k for k, _ in lines], ["read", "health", "health"])
-        _, read = lines[0]
-        self.assertEqual((read["status"], read["body"], read["replica"]),
-                         ("200", "fast:/plain", fast.url))
-        self.assertEqual([f["status"] for _, f in lines[1:]], ["SERVING"] * 2)
+        self.assertEqual([k for k, _ in lines],
+                         ["read", "health", "health", "reflection", "read"])
+        for _, read in (lines[0], lines[4]):
+            self.assertEqual((read["status"], read["replica"]),
+                             ("200", fast.url))
+        self.assertEqual(lines[0][1]["body"], "fast:/plain")
+        self.assertEqual([f["status"] for _, f in lines[1:3]], ["SERVING"] * 2)
+        # The library's v1alpha service, asked for explicitly: the client
+        # built for v1's schema reaches it under its own name.
+        self.assertEqual(lines[3][1]["version"], "v1alpha")
+        self.assertEqual(lines[4][1]["body"], "fast:/reflected")
 
 
 if __name__ == "__main__":

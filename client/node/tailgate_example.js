@@ -22,6 +22,7 @@
 // --target and --admin take grpc-js targets: host:port, or unix:/abs/path
 // for a sidecar started with --listen=unix:/abs/path. --proto_root is the
 // directory holding proto/ (default: the repository root above this file).
+// --reflection lists the reflection versions to try, in order (v1,v1alpha).
 // The exit code is 0 when every call ran, 1 when one failed unexpectedly
 // (an `unexpected` line says which), 2 for bad arguments.
 
@@ -30,11 +31,16 @@
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
-// protobufjs is proto-loader's own dependency (no extra install): resolved
-// from proto-loader's location, it parses the two inline schemas below.
-const protobuf = require(require.resolve(
-    'protobufjs',
-    {paths: [path.dirname(require.resolve('@grpc/proto-loader'))]}));
+// protobufjs is proto-loader's own dependency (no extra install), resolved
+// from proto-loader's location: it parses the inline health schema below,
+// and its descriptor extension decodes the FileDescriptorProtos that
+// reflection returns.
+function fromProtoLoader(name) {
+  const loaderDir = path.dirname(require.resolve('@grpc/proto-loader'));
+  return require(require.resolve(name, {paths: [loaderDir]}));
+}
+const protobuf = fromProtoLoader('protobufjs');
+const descriptor = fromProtoLoader('protobufjs/ext/descriptor');
 
 // proto-loader options. They decide what the JavaScript objects look like:
 //   keepCase: true   field names as in the .proto (hedge_won, in_flight);
@@ -77,10 +83,11 @@ const CHANNEL_OPTIONS = {
 };
 const CALL_DEADLINE_MS = 5000;
 
-// grpc.health.v1 (the gRPC health checking protocol). Debian ships
-// health.proto only among the Go gRPC sources, and the npm package that
-// carries it (grpc-health-check) is not one of the pinned packages, so its
-// two messages are written out here, with the spec's field numbers.
+// grpc.health.v1 (the gRPC health checking protocol). Neither the
+// repository nor a Debian package ships health.proto for Node (Debian has it
+// only among the Go gRPC sources; the npm package grpc-health-check is not
+// one of the pinned packages), so its messages are written out here, with
+// the protocol's field numbers.
 const HEALTH_PROTO = `
 syntax = "proto3";
 package grpc.health.v1;
@@ -96,59 +103,14 @@ service Health {
 }
 `;
 
-// gRPC server reflection, the subset this client uses, with the field
-// numbers of grpc/reflection/v1/reflection.proto (v1alpha has the same
-// messages in another package). Fields left out (extension queries,
-// original_request) are skipped when decoding. As with health.proto, Debian
-// ships reflection.proto (v1alpha only) among the Go gRPC sources, and the
-// npm package @grpc/reflection is not pinned here. FileDescriptorSet is
-// google/protobuf/descriptor.proto's message with its FileDescriptorProto field
-// read as bytes (the same wire format), and FileDescriptorHead the two fields
-// of FileDescriptorProto needed to follow imports.
-function reflectionProto(version) {
-  return `
-syntax = "proto3";
-package grpc.reflection.${version};
-message ServerReflectionRequest {
-  string host = 1;
-  oneof message_request {
-    string file_by_filename = 3;
-    string file_containing_symbol = 4;
-    string list_services = 7;
-  }
-}
-message ServerReflectionResponse {
-  string valid_host = 1;
-  oneof message_response {
-    FileDescriptorResponse file_descriptor_response = 4;
-    ListServiceResponse list_services_response = 6;
-    ErrorResponse error_response = 7;
-  }
-}
-message FileDescriptorResponse { repeated bytes file_descriptor_proto = 1; }
-message ListServiceResponse { repeated ServiceResponse service = 1; }
-message ServiceResponse { string name = 1; }
-message ErrorResponse { int32 error_code = 1; string error_message = 2; }
-service ServerReflection {
-  rpc ServerReflectionInfo(stream ServerReflectionRequest)
-      returns (stream ServerReflectionResponse);
-}
-message FileDescriptorSet { repeated bytes file = 1; }
-message FileDescriptorHead { string name = 1; repeated string dependency = 3; }
-`;
-}
-
 // Loads an inline schema the way loadSync loads a file.
 function loadInline(source) {
   const root = protobuf.parse(source, {keepCase: true}).root;
-  return {
-    root,
-    definition: protoLoader.fromJSON(root.toJSON(), LOADER_OPTIONS)
-  };
+  return protoLoader.fromJSON(root.toJSON(), LOADER_OPTIONS);
 }
 
 const ALL_CALLS = [
-  'read', 'hedged', 'head', 'missing', 'all_503', 'invalid_argument',
+  'read', 'hedged', 'head', 'latin1', 'missing', 'all_503', 'invalid_argument',
   'not_found', 'too_large', 'deadline', 'cancel', 'health', 'reflection',
   'stats'
 ];
@@ -165,6 +127,7 @@ function parseArgs(argv) {
     proto_root: path.resolve(__dirname, '..', '..'),
     calls: ALL_CALLS.join(','),
     hedge_reads: '6',
+    reflection: 'v1,v1alpha',
   };
   for (const arg of argv) {
     const match = /^--(\w+)=(.*)$/.exec(arg);
@@ -177,6 +140,12 @@ function parseArgs(argv) {
     if (!ALL_CALLS.includes(call)) usage(`unknown call ${call}`);
   }
   args.hedge_reads = Number(args.hedge_reads);
+  args.reflection = args.reflection.split(',');
+  for (const version of args.reflection) {
+    if (!['v1', 'v1alpha'].includes(version)) {
+      usage(`unknown reflection version ${version}`);
+    }
+  }
   return args;
 }
 
@@ -282,14 +251,32 @@ class ReflectionStream {
   }
 }
 
+// Reflection clients from proto/grpc/reflection/v1/reflection.proto, the
+// protocol's schema as the repository ships it. v1alpha, which servers that
+// predate v1 have, uses the same messages under another service name, so
+// its client is v1's with the method path changed.
+function reflectionClients(protoRoot) {
+  const definition = protoLoader.loadSync(
+      'proto/grpc/reflection/v1/reflection.proto',
+      {...LOADER_OPTIONS, includeDirs: [protoRoot]});
+  const v1 = definition['grpc.reflection.v1.ServerReflection'];
+  const v1alpha = {
+    ServerReflectionInfo: {
+      ...v1.ServerReflectionInfo,
+      path: '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
+    },
+  };
+  return {
+    v1: grpc.makeGenericClientConstructor(v1, 'ServerReflection'),
+    v1alpha: grpc.makeGenericClientConstructor(v1alpha, 'ServerReflection'),
+  };
+}
+
 async function reflect(args) {
-  // v1 is the current protocol; servers that predate it have v1alpha.
-  for (const version of ['v1', 'v1alpha']) {
-    const {root, definition} = loadInline(reflectionProto(version));
-    const Service = grpc.loadPackageDefinition(definition)
-                        .grpc.reflection[version]
-                        .ServerReflection;
-    const client = new Service(args.target, grpc.credentials.createInsecure());
+  const clients = reflectionClients(args.proto_root);
+  for (const version of args.reflection) {
+    const Client = clients[version];
+    const client = new Client(args.target, grpc.credentials.createInsecure());
     const stream = new ReflectionStream(client);
     let listed;
     try {
@@ -304,9 +291,7 @@ async function reflect(args) {
 
     // The file defining the service, then the files it imports, which the
     // server may already have sent with it.
-    const files = new Map();  // name -> serialized FileDescriptorProto
-    const Head =
-        root.lookupType(`grpc.reflection.${version}.FileDescriptorHead`);
+    const files = new Map();  // name -> google.protobuf.FileDescriptorProto
     let request = {file_containing_symbol: 'tailgate.v1.HedgedRead'};
     while (request) {
       const response = await stream.ask(request);
@@ -316,10 +301,10 @@ async function reflect(args) {
       }
       for (const bytes of
                response.file_descriptor_response.file_descriptor_proto) {
-        files.set(Head.decode(bytes).name, bytes);
+        const file = descriptor.FileDescriptorProto.decode(bytes);
+        files.set(file.name, file);
       }
-      const imports =
-          [...files.values()].flatMap((bytes) => Head.decode(bytes).dependency);
+      const imports = [...files.values()].flatMap((file) => file.dependency);
       const missing = imports.find((name) => !files.has(name));
       request = missing ? {file_by_filename: missing} : null;
     }
@@ -330,12 +315,8 @@ async function reflect(args) {
         ` files=${[...files.keys()].join(',')}`);
 
     // A client built from the descriptors alone, with no .proto file.
-    const DescriptorSet =
-        root.lookupType(`grpc.reflection.${version}.FileDescriptorSet`);
-    const descriptorSet =
-        DescriptorSet.encode({file: [...files.values()]}).finish();
-    const definitionFromServer = protoLoader.loadFileDescriptorSetFromBuffer(
-        descriptorSet, LOADER_OPTIONS);
+    const definitionFromServer = protoLoader.loadFileDescriptorSetFromObject(
+        {file: [...files.values()]}, LOADER_OPTIONS);
     const HedgedRead =
         grpc.loadPackageDefinition(definitionFromServer).tailgate.v1.HedgedRead;
     const reader = new HedgedRead(
@@ -344,7 +325,7 @@ async function reflect(args) {
     reader.close();
     return;
   }
-  throw new Error('reflection: neither v1 nor v1alpha is served');
+  throw new Error(`reflection: none of ${args.reflection} is served`);
 }
 
 async function main() {
@@ -357,7 +338,7 @@ async function main() {
   const reads =
       new tailgate.HedgedRead(args.target, credentials, CHANNEL_OPTIONS);
   const admin = new tailgate.Admin(args.admin, credentials);
-  const Health = grpc.loadPackageDefinition(loadInline(HEALTH_PROTO).definition)
+  const Health = grpc.loadPackageDefinition(loadInline(HEALTH_PROTO))
                      .grpc.health.v1.Health;
 
   const calls = {
@@ -385,6 +366,14 @@ async function main() {
     head: async () => printRead(
         'head',
         await ok(reads, 'Read', {path: '/head', method: 'METHOD_HEAD'})),
+    // A header value the replica sent in ISO-8859-1 arrives as UTF-8.
+    latin1: async () => {
+      const response = await ok(reads, 'Read', {path: '/latin1'});
+      const header = response.headers.find((h) => h.name === 'x-latin1');
+      printRead(
+          'latin1', response,
+          ` x_latin1=${JSON.stringify(header ? header.value : null)}`);
+    },
     missing: async () =>
         printRead('missing', await ok(reads, 'Read', {path: '/missing'})),
     // Every replica answers 503: still OK, the 503 forwarded, no hedge win.
