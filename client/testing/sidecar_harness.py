@@ -38,6 +38,9 @@ class Replica:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body are two writes: without TCP_NODELAY the body
+            # waits for the delayed ACK of the headers (about 40 ms).
+            disable_nagle_algorithm = True
 
             def do_GET(self):
                 replica.serve(self, send_body=True)
