@@ -28,15 +28,24 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::FromUnixSeconds(real.tv_sec) + absl::Nanoseconds(real.tv_nsec);
 }
 
+// A cancel this close to the call's deadline is the deadline's doing: the
+// client's copy of the deadline and the server's differ by the rounding of
+// grpc-timeout and the time the request took to arrive.
+constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
+
 // One admitted Read call. Created by the handler, finished exactly once
 // (by the handler when the engine refuses the read, else by the engine's
 // callback on its loop thread), deleted in OnDone.
 class ReadReactor final : public grpc::ServerUnaryReactor {
  public:
   // REQUIRES: gate.TryEnter() succeeded for this call.
+  // `call_deadline`: the call's, on the system clock.
   ReadReactor(hedge::Engine& engine, DrainGate& gate,
-              v1::ReadResponse* response)
-      : engine_(engine), gate_(gate), response_(response) {}
+              v1::ReadResponse* response, absl::Time call_deadline)
+      : engine_(engine),
+        gate_(gate),
+        response_(response),
+        call_deadline_(call_deadline) {}
 
   // Called once, by the handler, before it returns the reactor. Until then
   // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
@@ -57,8 +66,14 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
   }
 
   // The engine answers the cancelled read (CANCELLED) through Complete.
+  // A cancel that comes with the call's deadline (the client library
+  // cancels when its deadline passes, gRPC when the server's copy does) is
+  // left to the engine's own deadline, at most kDeadlineCancelSlack away,
+  // so that the read is counted as a timeout, not as a caller's cancel.
   void OnCancel() override {
-    if (read_id_.has_value()) engine_.Cancel(*read_id_);
+    if (!read_id_.has_value()) return;
+    if (absl::Now() >= call_deadline_ - kDeadlineCancelSlack) return;
+    engine_.Cancel(*read_id_);
   }
 
   void OnDone() override {
@@ -99,6 +114,7 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
   hedge::Engine& engine_;
   DrainGate& gate_;
   v1::ReadResponse* const response_;
+  const absl::Time call_deadline_;
 
   // Set by the handler before gRPC may call OnCancel.
   std::optional<uint64_t> read_id_;
@@ -135,9 +151,10 @@ grpc::ServerUnaryReactor* ReadService::Read(
     return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "server is draining"));
   }
-  read->deadline = EngineDeadline(CallDeadline(*context), absl::Now(),
-                                  engine_.clock().Now());
-  auto* reactor = new ReadReactor(engine_, gate_, response);
+  const absl::Time call_deadline = CallDeadline(*context);
+  read->deadline =
+      EngineDeadline(call_deadline, absl::Now(), engine_.clock().Now());
+  auto* reactor = new ReadReactor(engine_, gate_, response, call_deadline);
   reactor->Submit(*std::move(read), rejections_);
   return reactor;
 }

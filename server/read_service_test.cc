@@ -225,6 +225,24 @@ TEST_F(ReadServiceTest, ClientCancelCancelsTheEngineRead) {
   EXPECT_TRUE(engine_.pending_ids().empty());
 }
 
+TEST_F(ReadServiceTest, ACancelAtTheDeadlineIsLeftToTheEngineDeadline) {
+  // The client's deadline passes: gRPC cancels the call on both sides. The
+  // engine's deadline for the read is the same instant, so the read must end
+  // as DEADLINE_EXCEEDED from the engine, counted as a timeout, not be
+  // cancelled as if the caller had changed its mind.
+  auto call = std::make_unique<AsyncRead>();
+  call->request.set_path("/");
+  call->context.set_deadline(
+      absl::ToChronoTime(absl::Now() + absl::Milliseconds(100)));
+  call->Start(*stub_);
+  ASSERT_TRUE(engine_.WaitForSubmitted(1, kWait));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_EQ(call->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  CompleteFromLoop(1, absl::DeadlineExceededError("deadline exceeded"));
+  EXPECT_EQ(gate_.WaitForIdle(kWait), 0);  // OnCancel, if any, ran before
+  EXPECT_TRUE(engine_.cancelled().empty());
+}
+
 TEST_F(ReadServiceTest, CompletionBeforeSubmitReturnsIsDelivered) {
   engine_.CompleteOnSubmit(Answer(200, "fast"));
   std::unique_ptr<AsyncRead> call = Start();
