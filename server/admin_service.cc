@@ -29,7 +29,8 @@ void FillStats(const hedge::EngineSnapshot& engine,
   response->set_requests(engine.requests);
   response->set_rejected(engine.rejected_overloaded +
                          rejections.invalid_argument +
-                         rejections.unknown_upstream + rejections.draining);
+                         rejections.unknown_upstream + rejections.draining +
+                         rejections.too_many_calls + rejections.buffer_full);
   response->set_attempts(engine.attempts);
   response->set_hedges(engine.hedges);
   response->set_hedge_wins(engine.hedge_wins);

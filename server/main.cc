@@ -37,6 +37,8 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/read_service.h"
+#include "server/response_memory.h"
+#include "server/stalled_calls.h"
 #include "server/rejections.h"
 #include "server/sched_policy.h"
 #include "server/server_config.h"
@@ -107,7 +109,13 @@ int Run(const ServerConfig& config) {
 
   DrainGate gate;
   Rejections rejections;
-  ReadService read_service(**engine, config.engine.timeout, gate, rejections);
+  ResponseMemory response_memory(config.engine.admission.max_requests,
+                                 config.max_buffered_bytes,
+                                 config.engine.max_response_bytes);
+  rejections.WatchResponseMemory(&response_memory);
+  StalledCalls stalled_calls(config.send_timeout, absl::Seconds(1));
+  ReadService read_service(**engine, config.engine.timeout, gate, rejections,
+                           response_memory, stalled_calls);
   AdminService admin_service(**engine, rejections);
 
   // One quota for both listeners: what a client can make gRPC hold is

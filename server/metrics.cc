@@ -107,7 +107,20 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       {Counter(rejections.invalid_argument, {{"reason", "invalid_argument"}}),
        Counter(rejections.unknown_upstream, {{"reason", "unknown_upstream"}}),
        Counter(rejections.draining, {{"reason", "draining"}}),
-       Counter(engine.rejected_overloaded, {{"reason", "overloaded"}})});
+       Counter(engine.rejected_overloaded + rejections.too_many_calls,
+               {{"reason", "overloaded"}}),
+       Counter(rejections.buffer_full, {{"reason", "buffer_full"}})});
+  add("tailgate_responses_dropped_total",
+      "Answers the engine produced that were not sent, by reason: "
+      "buffer_full (over --max_buffered_bytes), send_timeout (the client did "
+      "not take it within --send_timeout).",
+      MetricType::Counter,
+      {Counter(rejections.dropped_buffer_full, {{"reason", "buffer_full"}}),
+       Counter(rejections.dropped_send_timeout, {{"reason", "send_timeout"}})});
+  add("tailgate_buffered_response_bytes",
+      "Bytes of answers built and not yet sent to their clients.",
+      MetricType::Gauge,
+      {Gauge(static_cast<double>(rejections.buffered_response_bytes))});
 
   MetricFamily attempts = Family(
       "tailgate_attempts_total",

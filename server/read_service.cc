@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/grpc_status.h"
 #include "server/read_descriptor.h"
@@ -33,31 +34,42 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
 // grpc-timeout and the time the request took to arrive.
 constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
 
+// Bytes an answer holds while it waits to be sent: body and headers, plus
+// a little for the proto's framing.
+int64_t ResponseBytes(const hedge::EngineResponse& response) {
+  int64_t bytes = static_cast<int64_t>(response.body.size()) + 64;
+  for (const auto& header : response.headers) {
+    bytes += static_cast<int64_t>(header.name.size() + header.value.size()) + 8;
+  }
+  return bytes;
+}
+
 // One admitted Read call. Created by the handler, finished exactly once
 // (by the handler when the engine refuses the read, else by the engine's
 // callback on its loop thread), deleted in OnDone.
-class ReadReactor final : public grpc::ServerUnaryReactor {
+class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
  public:
-  // REQUIRES: gate.TryEnter() succeeded for this call.
-  // `call_deadline`: the call's, on the system clock.
-  ReadReactor(hedge::Engine& engine, DrainGate& gate,
+  // REQUIRES: calls.gate.TryEnter() and calls.memory.TryAdmit() succeeded
+  // for this call. `call_deadline`: the call's, on the system clock.
+  ReadReactor(const ReadService::Calls& calls,
+              grpc::CallbackServerContext* context,
               v1::ReadResponse* response, absl::Time call_deadline)
-      : engine_(engine),
-        gate_(gate),
+      : calls_(calls),
+        context_(context),
         response_(response),
         call_deadline_(call_deadline) {}
 
   // Called once, by the handler, before it returns the reactor. Until then
   // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
   // engine may complete the read on its loop thread before Submit returns.
-  void Submit(hedge::EngineRead read, Rejections& rejections) {
-    absl::StatusOr<uint64_t> id = engine_.Submit(
+  void Submit(hedge::EngineRead read) {
+    absl::StatusOr<uint64_t> id = calls_.engine.Submit(
         std::move(read), [this](absl::StatusOr<hedge::EngineResponse> result) {
           Complete(std::move(result));
         });
     if (!id.ok()) {
       if (id.status().code() == absl::StatusCode::kNotFound) {
-        rejections.Add(RejectReason::kUnknownUpstream);
+        calls_.rejections.Add(RejectReason::kUnknownUpstream);
       }
       FinishOnce(ToGrpcStatus(id.status()));
       return;
@@ -73,11 +85,13 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
   void OnCancel() override {
     if (!read_id_.has_value()) return;
     if (absl::Now() >= call_deadline_ - kDeadlineCancelSlack) return;
-    engine_.Cancel(*read_id_);
+    calls_.engine.Cancel(*read_id_);
   }
 
   void OnDone() override {
-    gate_.Exit();
+    if (watch_token_ != 0) calls_.stalled.Unwatch(watch_token_);
+    calls_.memory.Done(held_bytes_);
+    calls_.gate.Exit();
     delete this;
   }
 
@@ -86,12 +100,21 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
   // OnDone then run on the thread that triggers them, often the engine
   // loop inside Finish, instead of after a hand-off to gRPC's executor
   // thread. Ours qualify: OnCancel queues an id for the engine (a mutex
-  // and a wake-up), OnDone releases a drain slot and deletes; neither
-  // blocks. The hand-off cost a thread switch per read, which on a
-  // virtual machine means waking a halted vCPU (docs/BENCHMARKS.md).
+  // and a wake-up), OnDone releases its slots (short critical sections)
+  // and deletes; neither blocks for long. The hand-off cost a thread switch
+  // per read, which on a virtual machine means waking a halted vCPU
+  // (docs/BENCHMARKS.md).
   bool InternalInlineable() override { return true; }
 
  private:
+  // StalledCalls' reaper thread, for an answer not taken in time. The
+  // reactor is alive: OnDone unwatches (waiting for this to return) before
+  // it deletes.
+  void Cancel() override {
+    calls_.rejections.AddDropped(DropReason::kSendTimeout);
+    context_->TryCancel();
+  }
+
   // Engine loop thread. Nothing may touch `this` after FinishOnce: OnDone
   // may already have deleted it, inline or on another thread.
   void Complete(absl::StatusOr<hedge::EngineResponse> result) {
@@ -99,7 +122,19 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
       FinishOnce(ToGrpcStatus(result.status()));
       return;
     }
+    const int64_t bytes = ResponseBytes(*result);
+    if (!calls_.memory.TryHold(bytes)) {
+      calls_.rejections.AddDropped(DropReason::kBufferFull);
+      FinishOnce(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("answers waiting to be sent are at the sidecar's "
+                       "max_buffered_bytes (",
+                       calls_.memory.max_bytes(), ")")));
+      return;
+    }
+    held_bytes_ = bytes;
     FillReadResponse(*std::move(result), response_);
+    watch_token_ = calls_.stalled.Watch(this, absl::Now());
     FinishOnce(grpc::Status::OK);
   }
 
@@ -111,14 +146,17 @@ class ReadReactor final : public grpc::ServerUnaryReactor {
   }
 
   // Constant after construction.
-  hedge::Engine& engine_;
-  DrainGate& gate_;
+  const ReadService::Calls& calls_;
+  grpc::CallbackServerContext* const context_;
   v1::ReadResponse* const response_;
   const absl::Time call_deadline_;
 
   // Set by the handler before gRPC may call OnCancel.
   std::optional<uint64_t> read_id_;
   std::atomic<bool> finished_{false};
+  // Written by Complete before Finish, read by OnDone after it.
+  int64_t held_bytes_ = 0;
+  uint64_t watch_token_ = 0;
 };
 
 grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
@@ -131,11 +169,10 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
 }  // namespace
 
 ReadService::ReadService(hedge::Engine& engine, absl::Duration timeout,
-                         DrainGate& gate, Rejections& rejections)
-    : engine_(engine),
-      timeout_(timeout),
-      gate_(gate),
-      rejections_(rejections) {}
+                         DrainGate& gate, Rejections& rejections,
+                         ResponseMemory& memory, StalledCalls& stalled)
+    : timeout_(timeout),
+      calls_{engine, gate, rejections, memory, stalled} {}
 
 grpc::ServerUnaryReactor* ReadService::Read(
     grpc::CallbackServerContext* context, const v1::ReadRequest* request,
@@ -143,19 +180,38 @@ grpc::ServerUnaryReactor* ReadService::Read(
   absl::StatusOr<hedge::EngineRead> read =
       EngineReadFromRequest(*request, timeout_);
   if (!read.ok()) {
-    rejections_.Add(RejectReason::kInvalidArgument);
+    calls_.rejections.Add(RejectReason::kInvalidArgument);
     return Refuse(context, ToGrpcStatus(read.status()));
   }
-  if (!gate_.TryEnter()) {
-    rejections_.Add(RejectReason::kDraining);
+  if (!calls_.gate.TryEnter()) {
+    calls_.rejections.Add(RejectReason::kDraining);
     return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                         "server is draining"));
   }
+  switch (calls_.memory.TryAdmit()) {
+    case ResponseMemory::Admission::kAdmitted:
+      break;
+    case ResponseMemory::Admission::kTooManyCalls:
+      calls_.gate.Exit();
+      calls_.rejections.Add(RejectReason::kTooManyCalls);
+      return Refuse(context,
+                    grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                 "too many reads in flight (max_requests)"));
+    case ResponseMemory::Admission::kBufferFull:
+      calls_.gate.Exit();
+      calls_.rejections.Add(RejectReason::kBufferFull);
+      return Refuse(context,
+                    grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                 absl::StrCat("answers waiting to be sent are "
+                                              "at the sidecar's "
+                                              "max_buffered_bytes (",
+                                              calls_.memory.max_bytes(), ")")));
+  }
   const absl::Time call_deadline = CallDeadline(*context);
   read->deadline =
-      EngineDeadline(call_deadline, absl::Now(), engine_.clock().Now());
-  auto* reactor = new ReadReactor(engine_, gate_, response, call_deadline);
-  reactor->Submit(*std::move(read), rejections_);
+      EngineDeadline(call_deadline, absl::Now(), calls_.engine.clock().Now());
+  auto* reactor = new ReadReactor(calls_, context, response, call_deadline);
+  reactor->Submit(*std::move(read));
   return reactor;
 }
 

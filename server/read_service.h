@@ -8,12 +8,16 @@
 // handler returns at once and the engine finishes the call from its loop
 // thread.
 //
-// Every admitted call holds a DrainGate slot from its handler to OnDone, so
-// a drain waits for the call to be completely over.
+// Every admitted call holds a DrainGate slot and a ResponseMemory call from
+// its handler to OnDone, so a drain waits for the call to be completely
+// over and a client that does not read its answers cannot hold more than
+// --max_requests of them, nor more than --max_buffered_bytes in all; an
+// answer the client has not taken within --send_timeout is dropped
+// (StalledCalls cancels the call).
 //
-// Thread safety: gRPC calls Read from any of its threads. The engine, gate
-// and rejections must outlive the service and every call it started (shut
-// the grpc::Server down before destroying them).
+// Thread safety: gRPC calls Read from any of its threads. Everything given
+// to the constructor must outlive the service and every call it started
+// (shut the grpc::Server down before destroying them).
 
 #ifndef TAILGATE_SERVER_READ_SERVICE_H_
 #define TAILGATE_SERVER_READ_SERVICE_H_
@@ -25,6 +29,8 @@
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/drain.h"
 #include "server/rejections.h"
+#include "server/response_memory.h"
+#include "server/stalled_calls.h"
 
 namespace tailgate::server {
 
@@ -32,18 +38,25 @@ class ReadService final : public v1::HedgedRead::CallbackService {
  public:
   // `timeout` caps every read's deadline (--timeout).
   ReadService(hedge::Engine& engine, absl::Duration timeout, DrainGate& gate,
-              Rejections& rejections);
+              Rejections& rejections, ResponseMemory& memory,
+              StalledCalls& stalled);
 
   grpc::ServerUnaryReactor* Read(grpc::CallbackServerContext* context,
                                  const v1::ReadRequest* request,
                                  v1::ReadResponse* response) override;
 
+  // What every call uses; constant after construction.
+  struct Calls {
+    hedge::Engine& engine;
+    DrainGate& gate;
+    Rejections& rejections;
+    ResponseMemory& memory;
+    StalledCalls& stalled;
+  };
+
  private:
-  // Constant after construction.
-  hedge::Engine& engine_;
   const absl::Duration timeout_;
-  DrainGate& gate_;
-  Rejections& rejections_;
+  const Calls calls_;
 };
 
 }  // namespace tailgate::server

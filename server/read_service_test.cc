@@ -34,7 +34,10 @@ hedge::EngineResponse Answer(int status, std::string body) {
   return response;
 }
 
-class ReadServiceTest : public ::testing::Test {
+// The service with its response limits: `kMaxCalls` calls in service,
+// `kMaxBytes` of answers waiting to be sent.
+template <int64_t kMaxCalls, int64_t kMaxBytes>
+class ReadServiceFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     grpc::ServerBuilder builder;
@@ -48,6 +51,8 @@ class ReadServiceTest : public ::testing::Test {
   void TearDown() override {
     server_->Shutdown();
     EXPECT_EQ(gate_.in_flight(), 0);
+    EXPECT_EQ(memory_.calls(), 0);
+    EXPECT_EQ(memory_.held_bytes(), 0);
   }
 
   std::unique_ptr<AsyncRead> Start(const char* path = "/item?id=7") {
@@ -67,10 +72,17 @@ class ReadServiceTest : public ::testing::Test {
   FakeEngine engine_;
   DrainGate gate_;
   Rejections rejections_;
-  ReadService service_{engine_, kTimeout, gate_, rejections_};
+  ResponseMemory memory_{kMaxCalls, kMaxBytes};
+  // The reaper runs only when a test calls ReapExpired.
+  StalledCalls stalled_{absl::Seconds(5), absl::ZeroDuration()};
+  ReadService service_{engine_, kTimeout, gate_,   rejections_,
+                       memory_, stalled_};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::HedgedRead::Stub> stub_;
 };
+
+using ReadServiceTest = ReadServiceFixture<1000, 1 << 20>;
+using ReadServiceLimitsTest = ReadServiceFixture<2, 4096>;
 
 TEST_F(ReadServiceTest, SubmitsTheReadAndReturnsTheEngineAnswer) {
   std::unique_ptr<AsyncRead> call = Start();
@@ -277,6 +289,55 @@ TEST_F(ReadServiceTest, CancelRacingCompletionFinishesEachCallOnce) {
   }
   EXPECT_EQ(gate_.WaitForIdle(kWait), 0);
   EXPECT_TRUE(engine_.pending_ids().empty());
+}
+
+// A read stays counted until its call is over, not only until the engine
+// answers: with max_calls 2 in service, the third is refused at once.
+TEST_F(ReadServiceLimitsTest, CallsInServiceAreCappedUntilOnDone) {
+  std::unique_ptr<AsyncRead> first = Start();
+  std::unique_ptr<AsyncRead> second = Start();
+  ASSERT_TRUE(engine_.WaitForSubmitted(2, kWait));
+  std::unique_ptr<AsyncRead> third = Start();
+  ASSERT_TRUE(third->Wait());
+  EXPECT_EQ(third->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(third->status.error_message(),
+            "too many reads in flight (max_requests)");
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);
+  EXPECT_EQ(engine_.submitted().size(), 2u);  // never reached the engine
+  CompleteFromLoop(1, Answer(200, "a"));
+  CompleteFromLoop(2, Answer(200, "b"));
+  ASSERT_TRUE(first->Wait());
+  ASSERT_TRUE(second->Wait());
+  EXPECT_EQ(gate_.WaitForIdle(kWait), 0);
+  std::unique_ptr<AsyncRead> fourth = Start();
+  ASSERT_TRUE(engine_.WaitForSubmitted(3, kWait));
+  CompleteFromLoop(3, Answer(200, "d"));
+  ASSERT_TRUE(fourth->Wait());
+  EXPECT_TRUE(fourth->status.ok());
+}
+
+// An answer that would take the bytes waiting to be sent over the cap is
+// dropped with RESOURCE_EXHAUSTED, not kept.
+TEST_F(ReadServiceLimitsTest, AnAnswerOverTheBufferCapIsDroppedAndCounted) {
+  std::unique_ptr<AsyncRead> call = Start();
+  ASSERT_TRUE(engine_.WaitForSubmitted(1, kWait));
+  CompleteFromLoop(1, Answer(200, std::string(4096, 'x')));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_EQ(call->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(call->status.error_message(),
+            "answers waiting to be sent are at the sidecar's "
+            "max_buffered_bytes (4096)");
+  EXPECT_EQ(rejections_.Snapshot().dropped_buffer_full, 1u);
+  // Just under the cap is sent, and released once the call is over.
+  std::unique_ptr<AsyncRead> small = Start();
+  ASSERT_TRUE(engine_.WaitForSubmitted(2, kWait));
+  CompleteFromLoop(2, Answer(200, std::string(3000, 'y')));
+  ASSERT_TRUE(small->Wait());
+  EXPECT_TRUE(small->status.ok());
+  EXPECT_EQ(small->response.body().size(), 3000u);
+  EXPECT_EQ(gate_.WaitForIdle(kWait), 0);
+  EXPECT_EQ(memory_.held_bytes(), 0);
+  EXPECT_GT(memory_.peak_held_bytes(), 3000);
 }
 
 }  // namespace

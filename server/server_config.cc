@@ -52,6 +52,14 @@ ABSL_FLAG(std::string, max_grpc_memory_bytes,
           "Memory gRPC may hold for client connections and calls on --listen "
           "and --admin together (buffers, partly received requests), in "
           "bytes; over it, gRPC resets the streams holding the most.");
+ABSL_FLAG(std::string, max_buffered_bytes,
+          tailgate::server::RawFlags().max_buffered_bytes,
+          "Bytes of answers built and not yet taken by their clients, in all; "
+          "at the cap, new reads are refused with RESOURCE_EXHAUSTED. At "
+          "least --max_response_bytes.");
+ABSL_FLAG(std::string, send_timeout, tailgate::server::RawFlags().send_timeout,
+          "How long a built answer may wait for its client to take it; then "
+          "the call is cancelled and the answer dropped.");
 ABSL_FLAG(std::string, failure_threshold,
           tailgate::server::RawFlags().failure_threshold,
           "Consecutive failures that open a replica's circuit.");
@@ -259,6 +267,17 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
                           int64_t{1} << 40),
       int64_t{0});
 
+  config.max_buffered_bytes = reader.Take(
+      "max_buffered_bytes",
+      flags::ParseInteger(flags.max_buffered_bytes, int64_t{1} << 20,
+                          int64_t{1} << 40),
+      int64_t{0});
+  config.send_timeout = reader.Duration("send_timeout", flags.send_timeout);
+  if (config.send_timeout <= absl::ZeroDuration()) {
+    reader.Fail("send_timeout",
+                absl::StrCat("must be positive, got ", flags.send_timeout));
+  }
+
   config.drain_timeout = reader.Duration("drain_timeout", flags.drain_timeout);
   if (config.drain_timeout < absl::ZeroDuration()) {
     reader.Fail("drain_timeout", absl::StrCat("must not be negative, got ",
@@ -285,6 +304,12 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   if (absl::Status s = hedge::ValidateEngineConfig(config.engine); !s.ok()) {
     return ForFlagOfField(s);
   }
+  if (config.max_buffered_bytes < config.engine.max_response_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_buffered_bytes: must be at least --max_response_bytes (",
+        config.engine.max_response_bytes, "), got ",
+        config.max_buffered_bytes));
+  }
   // Only now is max_requests known to be in range.
   config.max_streams_per_connection =
       flags.max_streams_per_connection.empty()
@@ -310,6 +335,8 @@ RawFlags RawFlagsFromCommandLine() {
       absl::GetFlag(FLAGS_max_streams_per_connection);
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   flags.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
+  flags.max_buffered_bytes = absl::GetFlag(FLAGS_max_buffered_bytes);
+  flags.send_timeout = absl::GetFlag(FLAGS_send_timeout);
   flags.preconnect = absl::GetFlag(FLAGS_preconnect);
   flags.timer_spin = absl::GetFlag(FLAGS_timer_spin);
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);

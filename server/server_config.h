@@ -53,6 +53,8 @@ struct RawFlags {
   std::string max_streams_per_connection;  // empty: 2 * max_requests
   std::string max_response_bytes = "4194304";
   std::string max_grpc_memory_bytes = "67108864";
+  std::string max_buffered_bytes = "67108864";
+  std::string send_timeout = "5s";
   std::string failure_threshold = "5";
   std::string cooldown = "1s";
   std::string drain_timeout = "5s";
@@ -78,6 +80,11 @@ struct ServerConfig {
   // gRPC's resource quota, shared by the --listen and --admin servers: the
   // memory it may hold for connections, partly received requests and calls.
   int64_t max_grpc_memory_bytes = int64_t{64} << 20;
+  // Answers built and not yet sent to their clients, in bytes, at most
+  // (ResponseMemory); at least engine.max_response_bytes.
+  int64_t max_buffered_bytes = int64_t{64} << 20;
+  // How long a built answer may wait for its client to take it.
+  absl::Duration send_timeout = absl::Seconds(5);
   LogFormat log_format = LogFormat::kLogfmt;
   // Every thread of the process runs on these CPUs (ascending; main pins
   // them before starting any thread). Empty: no pinning.

@@ -5,6 +5,7 @@ Replica paths (GET and HEAD; `delay` applies to every path):
   /stall         answers after STALL seconds (past any deadline a test sets)
   /status/NNN    answers HTTP NNN, body "NAME:/status/NNN"
   /big           200 with BIG_BODY bytes
+  /bytes/N       200 with N bytes
   /missing       404, body "no such thing\\n"
   /latin1        200 with `X-Latin1: caf\\xe9`, a value in ISO-8859-1
   anything else  200, body "NAME:PATH"
@@ -25,6 +26,7 @@ SIDECAR = "server/tailgate"  # runfiles path, for tests with it in `data`
 
 _LOGFMT_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
 _STATUS_PATH = re.compile(r"^/status/([1-5][0-9][0-9])$")
+_BYTES_PATH = re.compile(r"^/bytes/([0-9]{1,9})$")
 
 
 class Replica:
@@ -70,7 +72,10 @@ class Replica:
         elif self.delay:
             self.stop.wait(self.delay)
         status_path = _STATUS_PATH.match(path)
-        if status_path:
+        bytes_path = _BYTES_PATH.match(path)
+        if bytes_path:
+            status, body = 200, b"b" * int(bytes_path.group(1))
+        elif status_path:
             status = int(status_path.group(1))
             body = ("%s:%s" % (self.name, path)).encode()
         elif path == "/missing":

@@ -10,6 +10,7 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import h2.settings
 
 READ_METHOD = "/tailgate.v1.HedgedRead/Read"
 
@@ -118,17 +119,11 @@ class Connection:
                 self.flush()
                 return False
         self.flush()
-        if stream is not None:
-            done = self.responses[stream]
-            if done["trailers"] is not None or done["reset"] is not None:
-                return False
-            if done["headers"] and b"grpc-status" in done["headers"]:
-                return False  # trailers-only response
-        return True
+        return stream is None or not self.ended(stream)
 
     def finish(self, stream):
         """Waits for `stream`'s end: (grpc-status or None, message, reset)."""
-        while self.pump(stream):
+        while not self.ended(stream) and self.pump(stream):
             pass
         response = self.responses[stream]
         trailers = response["trailers"] or response["headers"] or {}
@@ -136,6 +131,11 @@ class Connection:
         return (int(status) if status is not None else None,
                 trailers.get(b"grpc-message", b"").decode("latin-1"),
                 response["reset"])
+
+    def ended(self, stream):
+        done = self.responses[stream]
+        return (done["trailers"] is not None or done["reset"] is not None or
+                bool(done["headers"] and b"grpc-status" in done["headers"]))
 
     def close(self):
         try:

@@ -1,0 +1,95 @@
+#include "server/stalled_calls.h"
+
+#include "absl/time/clock.h"
+
+namespace tailgate::server {
+
+StalledCalls::StalledCalls(absl::Duration send_timeout, absl::Duration tick)
+    : send_timeout_(send_timeout), tick_(tick) {
+  if (tick_ > absl::ZeroDuration()) thread_ = std::thread([this] { Run(); });
+}
+
+StalledCalls::~StalledCalls() {
+  {
+    hedge::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  changed_.SignalAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t StalledCalls::Watch(StalledCall* call, absl::Time now) {
+  hedge::MutexLock lock(&mu_);
+  const bool was_empty = entries_.empty();
+  const uint64_t token = next_token_++;
+  entries_.emplace(token, Entry{now + send_timeout_, call});
+  // Only an idle reaper needs waking; a busy one looks again within a tick.
+  if (was_empty) changed_.Signal();
+  return token;
+}
+
+void StalledCalls::Unwatch(uint64_t token) {
+  hedge::MutexLock lock(&mu_);
+  for (;;) {
+    auto it = entries_.find(token);
+    if (it == entries_.end()) return;
+    // Inside its own Cancel (OnDone run inline by gRPC) the entry can go
+    // at once; elsewhere, wait for the reaper to leave Cancel.
+    if (!it->second.cancelling || reaper_ == std::this_thread::get_id()) {
+      entries_.erase(it);
+      return;
+    }
+    changed_.Wait(&mu_);
+  }
+}
+
+int StalledCalls::ReapExpired(absl::Time now) {
+  std::vector<std::pair<uint64_t, StalledCall*>> expired;
+  {
+    hedge::MutexLock lock(&mu_);
+    for (auto& [token, entry] : entries_) {
+      if (entry.deadline > now) break;
+      if (entry.cancelling) continue;
+      entry.cancelling = true;
+      expired.emplace_back(token, entry.call);
+    }
+    reaper_ = std::this_thread::get_id();
+  }
+  for (const auto& [token, call] : expired) call->Cancel();
+  {
+    hedge::MutexLock lock(&mu_);
+    reaper_ = std::thread::id();
+    for (const auto& [token, call] : expired) {
+      auto it = entries_.find(token);
+      if (it != entries_.end()) it->second.cancelling = false;
+    }
+    cancelled_ += expired.size();
+  }
+  changed_.SignalAll();
+  return static_cast<int>(expired.size());
+}
+
+uint64_t StalledCalls::cancelled() const {
+  hedge::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+int64_t StalledCalls::watched() const {
+  hedge::MutexLock lock(&mu_);
+  return static_cast<int64_t>(entries_.size());
+}
+
+void StalledCalls::Run() {
+  for (;;) {
+    {
+      hedge::MutexLock lock(&mu_);
+      while (!stopping_ && entries_.empty()) changed_.Wait(&mu_);
+      if (stopping_) return;
+      changed_.WaitWithDeadline(&mu_, absl::Now() + tick_);
+      if (stopping_) return;
+    }
+    ReapExpired(absl::Now());
+  }
+}
+
+}  // namespace tailgate::server

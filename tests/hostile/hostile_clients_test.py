@@ -1,0 +1,215 @@
+"""Hostile local clients against the real sidecar: each attack is made with
+raw HTTP/2 frames (raw_h2), and each test checks the sidecar's status
+answer, its peak memory (VmHWM) against the bound the flags set, and that a
+normal read succeeds right after.
+
+Each test starts its own sidecar, so that its peak memory is that test's.
+"""
+
+import re
+import sys
+import time
+import unittest
+import urllib.request
+import zlib
+
+import grpc
+
+from client.testing.sidecar_harness import Replica, Sidecar
+from proto.tailgate.v1 import tailgate_pb2
+from proto.tailgate.v1 import tailgate_pb2_grpc
+from tests.hostile import raw_h2
+
+MIB = 1 << 20
+# What the sidecar is before any attack (RSS after start-up is ~25 MiB):
+# every bound below is this plus what the flags allow.
+BASELINE = 40 * MIB
+OK, CANCELLED, RESOURCE_EXHAUSTED, UNIMPLEMENTED = 0, 1, 8, 12
+
+
+def peak_rss(sidecar):
+    with open("/proc/%d/status" % sidecar.process.pid) as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+def metric(sidecar, name, labels=""):
+    text = urllib.request.urlopen(
+        "http://%s/metrics" % sidecar.metrics, timeout=10).read().decode()
+    pattern = r"^%s%s (\S+)$" % (re.escape(name),
+                                  re.escape("{%s}" % labels) if labels else "")
+    found = re.search(pattern, text, re.M)
+    return float(found.group(1)) if found else None
+
+
+def wait_for(condition, what, timeout=30.0):
+    give_up = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > give_up:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+class HostileClientTest(unittest.TestCase):
+
+    def setUp(self):
+        self.replica = Replica("r")
+        self.sidecars = []
+
+    def tearDown(self):
+        for sidecar in self.sidecars:
+            code = sidecar.close()
+            self.assertEqual(code, 0, "".join(sidecar.log))
+        self.replica.close()
+
+    def start(self, *flags):
+        sidecar = Sidecar([self.replica.url], ["--timeout=5s"] + list(flags))
+        self.sidecars.append(sidecar)
+        return sidecar
+
+    def assert_normal_read_works(self, sidecar):
+        with grpc.insecure_channel(sidecar.target) as channel:
+            response = tailgate_pb2_grpc.HedgedReadStub(channel).Read(
+                tailgate_pb2.ReadRequest(path="/after"), timeout=10)
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.body, b"r:/after")
+
+    def report(self, attack, sidecar, outcome):
+        # Shown in the test log: the figures docs/RELIABILITY.md quotes.
+        print("attack=%s peak_rss_mib=%.1f outcome=%s" %
+              (attack, peak_rss(sidecar) / MIB, outcome), file=sys.stderr)
+
+    def test_a_length_prefix_of_2_gib_is_cut_off_by_the_memory_quota(self):
+        sidecar = self.start("--max_grpc_memory_bytes=%d" % (16 * MIB))
+        connection = raw_h2.Connection(sidecar.target)
+        stream = connection.start_call()
+        # Announce 2 GiB, then stream 256 MiB of it.
+        connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
+        connection.send(stream, b"\0" * (256 * MIB))
+        status, _, reset = connection.finish(stream)
+        connection.close()
+        # gRPC resets the stream holding the memory (ENHANCE_YOUR_CALM).
+        self.assertEqual(reset, 11, (status, reset))
+        self.assertLess(peak_rss(sidecar), BASELINE + 2 * 16 * MIB)
+        self.report("length_prefix_2GiB", sidecar, "RST_STREAM ENHANCE_YOUR_CALM")
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_request_over_64_kib_is_resource_exhausted(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.target)
+        stream = connection.start_call()
+        path = b"/" + b"p" * (100 * 1024)
+        message = b"\x0a" + bytes([0x80 | (len(path) & 0x7F),
+                                   0x80 | ((len(path) >> 7) & 0x7F),
+                                   len(path) >> 14]) + path
+        connection.send(stream, raw_h2.grpc_frame(message), end=True)
+        status, text, _ = connection.finish(stream)
+        connection.close()
+        self.assertEqual(status, RESOURCE_EXHAUSTED, text)
+        self.assertIn("65536", text)
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_gzip_bomb_is_refused_before_it_is_inflated(self):
+        sidecar = self.start()
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip framing
+        bomb = compressor.compress(b"\0" * (256 * MIB)) + compressor.flush()
+        connection = raw_h2.Connection(sidecar.target)
+        stream = connection.start_call([("grpc-encoding", "gzip")])
+        connection.send(stream, raw_h2.grpc_frame(bomb, compressed=True),
+                        end=True)
+        status, text, _ = connection.finish(stream)
+        connection.close()
+        self.assertEqual(status, UNIMPLEMENTED, text)
+        self.assertIn("gzip", text)
+        self.assertLess(peak_rss(sidecar), BASELINE)  # 256 MiB never built
+        self.report("gzip_bomb_256MiB", sidecar, "UNIMPLEMENTED")
+        self.assert_normal_read_works(sidecar)
+
+    def test_answers_nobody_reads_are_capped_then_dropped(self):
+        answer = 1000 * 1000
+        cap = 4 * MIB
+        sidecar = self.start("--max_response_bytes=%d" % MIB,
+                             "--max_buffered_bytes=%d" % cap,
+                             "--send_timeout=2s", "--max_requests=128")
+        # A client that opens no flow-control window: no answer can leave.
+        connection = raw_h2.Connection(sidecar.target, window=0)
+        streams = []
+        for _ in range(60):
+            stream = connection.start_call()
+            connection.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/bytes/%d" % answer)), end=True)
+            streams.append(stream)
+        # Four answers fit under the cap; later reads are refused at once
+        # (no room for one more) or, if admitted before, dropped.
+        wait_for(lambda: (metric(sidecar, "tailgate_rejected_total",
+                                 'reason="buffer_full"') or 0) +
+                 (metric(sidecar, "tailgate_responses_dropped_total",
+                         'reason="buffer_full"') or 0) >= 56,
+                 "56 reads refused or dropped")
+        held = metric(sidecar, "tailgate_buffered_response_bytes")
+        self.assertLessEqual(held, cap)
+        self.assertGreaterEqual(held, 4 * answer)
+        # Meanwhile a small read is refused at once, not queued.
+        with grpc.insecure_channel(sidecar.target) as channel:
+            with self.assertRaises(grpc.RpcError) as refused:
+                tailgate_pb2_grpc.HedgedReadStub(channel).Read(
+                    tailgate_pb2.ReadRequest(path="/small"), timeout=10)
+        self.assertEqual(refused.exception.code(),
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("max_buffered_bytes", refused.exception.details())
+        # After --send_timeout (plus the reaper's tick) the stalled calls are
+        # cancelled and their answers dropped.
+        wait_for(lambda: metric(sidecar, "tailgate_buffered_response_bytes")
+                 == 0, "the held answers to be dropped")
+        self.assertGreaterEqual(metric(sidecar, "tailgate_responses_dropped_total",
+                                       'reason="send_timeout"'), 4)
+        statuses = [connection.finish(stream) for stream in streams]
+        connection.close()
+        self.assertEqual(
+            sum(1 for status, _, reset in statuses
+                if reset is not None or status == CANCELLED), 4, statuses)
+        # Two copies of each held answer (message and serialized bytes).
+        self.assertLess(peak_rss(sidecar), BASELINE + 2 * cap + 16 * MIB)
+        self.report("unread_answers_60x1MB", sidecar,
+                    "4 held then dropped, 56 RESOURCE_EXHAUSTED")
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_newline_in_grpc_timeout_cannot_forge_a_log_line(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.target)
+        stream = connection.start_call(
+            [("grpc-timeout", "1S\nts=2026-01-01T00:00:00Z level=error "
+                              "event=forged")])
+        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/x")),
+                        end=True)
+        connection.finish(stream)
+        connection.close()
+        self.assert_normal_read_works(sidecar)
+        sidecar.close()
+        self.assertTrue(any("event=library_log" in line and "forged" in line
+                            for line in sidecar.log), sidecar.log)
+        for line in sidecar.log:
+            self.assertTrue(line.startswith("ts="), line)
+            self.assertNotIn("event=forged", line.split("message=")[0])
+
+    def test_a_path_that_is_not_utf8_does_not_flood_the_log(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.target)
+        for _ in range(100):
+            stream = connection.start_call()
+            connection.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/\xff")), end=True)
+            status, _, _ = connection.finish(stream)
+            self.assertNotEqual(status, OK)
+        connection.close()
+        self.assert_normal_read_works(sidecar)
+        sidecar.close()
+        library = [line for line in sidecar.log if "event=library_log" in line]
+        self.assertGreater(len(library), 0)
+        self.assertLessEqual(len(library), 20)  # 20 per 10 s, then counted
+
+
+if __name__ == "__main__":
+    unittest.main()
