@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "absl/time/clock.h"
 #include "server/grpc_status.h"
+#include "server/read_admission.h"
 #include "server/read_descriptor.h"
 
 namespace tailgate::server {
@@ -34,22 +34,20 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
 class ReadReactor final : public grpc::ServerUnaryReactor {
  public:
   // REQUIRES: gate.TryEnter() succeeded for this call.
-  ReadReactor(hedge::Engine& engine, DrainGate& gate,
-              v1::ReadResponse* response)
-      : engine_(engine), gate_(gate), response_(response) {}
+  ReadReactor(ReadAdmission& admission, v1::ReadResponse* response)
+      : engine_(admission.engine()),
+        gate_(admission.gate()),
+        response_(response) {}
 
   // Called once, by the handler, before it returns the reactor. Until then
   // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
   // engine may complete the read on its loop thread before Submit returns.
-  void Submit(hedge::EngineRead read, Rejections& rejections) {
-    absl::StatusOr<uint64_t> id = engine_.Submit(
+  void Submit(hedge::EngineRead read, ReadAdmission& admission) {
+    absl::StatusOr<uint64_t> id = admission.Submit(
         std::move(read), [this](absl::StatusOr<hedge::EngineResponse> result) {
           Complete(std::move(result));
         });
     if (!id.ok()) {
-      if (id.status().code() == absl::StatusCode::kNotFound) {
-        rejections.Add(RejectReason::kUnknownUpstream);
-      }
       FinishOnce(ToGrpcStatus(id.status()));
       return;
     }
@@ -116,29 +114,16 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
 
 ReadService::ReadService(hedge::Engine& engine, absl::Duration timeout,
                          DrainGate& gate, Rejections& rejections)
-    : engine_(engine),
-      timeout_(timeout),
-      gate_(gate),
-      rejections_(rejections) {}
+    : admission_(engine, timeout, gate, rejections) {}
 
 grpc::ServerUnaryReactor* ReadService::Read(
     grpc::CallbackServerContext* context, const v1::ReadRequest* request,
     v1::ReadResponse* response) {
   absl::StatusOr<hedge::EngineRead> read =
-      EngineReadFromRequest(*request, timeout_);
-  if (!read.ok()) {
-    rejections_.Add(RejectReason::kInvalidArgument);
-    return Refuse(context, ToGrpcStatus(read.status()));
-  }
-  if (!gate_.TryEnter()) {
-    rejections_.Add(RejectReason::kDraining);
-    return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                        "server is draining"));
-  }
-  read->deadline = EngineDeadline(CallDeadline(*context), absl::Now(),
-                                  engine_.clock().Now());
-  auto* reactor = new ReadReactor(engine_, gate_, response);
-  reactor->Submit(*std::move(read), rejections_);
+      admission_.Admit(*request, CallDeadline(*context));
+  if (!read.ok()) return Refuse(context, ToGrpcStatus(read.status()));
+  auto* reactor = new ReadReactor(admission_, response);
+  reactor->Submit(*std::move(read), admission_);
   return reactor;
 }
 

@@ -1,8 +1,9 @@
 // ReadService: tailgate.v1.HedgedRead on the gRPC callback API.
 //
-// Each Read validates the descriptor (INVALID_ARGUMENT naming the field),
-// refuses it while draining (UNAVAILABLE), maps the call's deadline, capped
-// by --timeout, onto the engine clock and submits it to the engine. The
+// Each Read goes through ReadAdmission (read_admission.h): it validates the
+// descriptor (INVALID_ARGUMENT naming the field), refuses it while draining
+// (UNAVAILABLE), maps the call's deadline, capped by --timeout, onto the
+// engine clock and submits it to the engine. The
 // engine's refusal or completion becomes the call's status, code for code.
 // A cancelled call cancels its engine read. No gRPC thread ever blocks: the
 // handler returns at once and the engine finishes the call from its loop
@@ -24,6 +25,7 @@
 #include "hedge/transport/engine.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/drain.h"
+#include "server/read_admission.h"
 #include "server/rejections.h"
 
 namespace tailgate::server {
@@ -39,11 +41,8 @@ class ReadService final : public v1::HedgedRead::CallbackService {
                                  v1::ReadResponse* response) override;
 
  private:
-  // Constant after construction.
-  hedge::Engine& engine_;
-  const absl::Duration timeout_;
-  DrainGate& gate_;
-  Rejections& rejections_;
+  // Validation, drain and deadline, shared with the plain-HTTP door.
+  ReadAdmission admission_;
 };
 
 }  // namespace tailgate::server
