@@ -190,6 +190,8 @@ class HttpDoor::Impl {
   static void OnHeldEvent(bufferevent* bev, short what, void* arg) noexcept;
   static void OnReplyComplete(evhttp_request* request, void* arg) noexcept;
   static void OnWake(evutil_socket_t, short, void* arg) noexcept;
+  static void OnRawWritten(bufferevent* bev, void* arg) noexcept;
+  static void OnRawEvent(bufferevent* bev, short what, void* arg) noexcept;
   static void OnStop(evutil_socket_t, short, void* arg) noexcept;
 
   void Attach(Connection* connection, evhttp_connection* evcon)
@@ -212,6 +214,9 @@ class HttpDoor::Impl {
   // Writes a sidecar-produced answer to a request that started no read.
   void Answer(Connection* connection, evhttp_request* request,
               HttpReply reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Writes `reply` straight to the connection, then closes it.
+  void AnswerRawAndClose(Connection* connection, const HttpReply& reply)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void Deliver(Completion completion)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void End(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -377,7 +382,6 @@ void HttpDoor::Impl::OnRegister(evutil_socket_t, short, void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
-  connection->registering = false;
   bufferevent* bev = connection->bev;
   if (connection->evcon == nullptr && !connection->closed) {
     // evhttp passes its evhttp_connection as the bufferevent's callback
@@ -395,14 +399,17 @@ void HttpDoor::Impl::OnRegister(evutil_socket_t, short, void* arg) noexcept {
   }
   if (!connection->closed && connection->exchange == nullptr) {
     if (connection->over_limit) {
-      evhttp_connection_free(connection->evcon);  // runs OnClosed
+      // Runs OnClosed, which leaves the clean-up below to this function
+      // while `registering` is set.
+      evhttp_connection_free(connection->evcon);
     } else {
       self->ArmHeaderTimer(connection);
     }
   }
+  connection->registering = false;
   if (connection->closed) {
     event_free(connection->header_timer);
-    self->connections_.erase(bev);
+    self->connections_.erase(bev);  // deletes `connection`
   }
   bufferevent_decref(bev);
 }
@@ -496,6 +503,12 @@ void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
   const HttpRequestIn in = RequestIn(request);
   if (in.method == HttpMethod::kOther) {
     admission_.CountRejection(RejectReason::kInvalidArgument);
+    if (evhttp_request_get_command(request) == EVHTTP_REQ_CONNECT) {
+      // evhttp keeps a CONNECT's connection open after its answer, and
+      // sends that answer unframed (a tunnel would follow): write it here.
+      AnswerRawAndClose(connection, MethodNotAllowed());
+      return;
+    }
     Answer(connection, request, MethodNotAllowed());
     return;
   }
@@ -647,6 +660,39 @@ void HttpDoor::Impl::Answer(Connection* connection, evhttp_request* request,
   exchange->head = evhttp_request_get_command(request) == EVHTTP_REQ_HEAD;
   connection->exchange = exchange;
   Send(exchange, std::move(reply));
+}
+
+void HttpDoor::Impl::AnswerRawAndClose(Connection* connection,
+                                       const HttpReply& reply) {
+  std::string bytes = absl::StrCat("HTTP/1.1 ", reply.status, " ",
+                                   reply.status == 405 ? "Method Not Allowed"
+                                                       : "Error",
+                                   "\r\n");
+  for (const hygiene::HttpHeader& header : reply.headers) {
+    absl::StrAppend(&bytes, header.name, ": ", header.value, "\r\n");
+  }
+  absl::StrAppend(&bytes, "Content-Length: ", reply.body.size(),
+                  "\r\nConnection: close\r\n\r\n", reply.body);
+  bufferevent* bev = connection->bev;
+  bufferevent_disable(bev, EV_READ);
+  bufferevent_setcb(bev, nullptr, &Impl::OnRawWritten, &Impl::OnRawEvent,
+                    connection);
+  bufferevent_write(bev, bytes.data(), bytes.size());
+  bufferevent_enable(bev, EV_WRITE);
+}
+
+// The raw answer is out (or the client has gone, or stopped reading until
+// the inactivity timeout): close. The request is freed with the connection.
+void HttpDoor::Impl::OnRawWritten(bufferevent*, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  evhttp_connection_free(connection->evcon);  // runs OnClosed
+}
+
+void HttpDoor::Impl::OnRawEvent(bufferevent*, short, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  evhttp_connection_free(connection->evcon);  // runs OnClosed
 }
 
 void HttpDoor::Impl::Send(Exchange* exchange, HttpReply reply) {
