@@ -2,7 +2,8 @@
 //
 // Start-up: flags (a bad value prints one line naming the flag and exits
 // 2), the engine, the gRPC listeners (--listen: HedgedRead, health,
-// reflection; --admin: Admin), the HTTP listener (--metrics_listen). Each
+// reflection; --admin: Admin), the HTTP listener (--metrics_listen), the
+// plain-HTTP door when --http_listen is set (server/http_door). Each
 // bound address is logged (event=listening), so port 0 can be discovered.
 //
 // Shutdown: on SIGTERM or SIGINT, readiness and health go to not serving,
@@ -32,10 +33,12 @@
 #include "server/cpu_set.h"
 #include "server/drain.h"
 #include "server/grpc_server.h"
+#include "server/http_door/http_door.h"
 #include "server/http_endpoints.h"
 #include "server/library_logs.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/read_admission.h"
 #include "server/read_service.h"
 #include "server/response_memory.h"
 #include "server/stalled_calls.h"
@@ -152,6 +155,22 @@ int Run(const ServerConfig& config) {
   log.Info("listening",
            {{"service", "metrics"}, {"addr", (*http)->address().ToString()}});
 
+  // The plain-HTTP door: the same admission steps and engine as HedgedRead.
+  ReadAdmission http_admission(**engine, config.engine.timeout, gate,
+                               rejections, response_memory);
+  std::unique_ptr<http_door::HttpDoor> http_door;
+  if (config.http_listen.has_value()) {
+    absl::StatusOr<std::unique_ptr<http_door::HttpDoor>> door =
+        http_door::HttpDoor::Start(
+            {*config.http_listen, config.http_max_connections,
+             config.http_header_timeout},
+            http_admission);
+    if (!door.ok()) return Fatal(log, "http_listen", door.status());
+    http_door = *std::move(door);
+    log.Info("listening",
+             {{"service", "http"}, {"addr", http_door->address().ToString()}});
+  }
+
   const int signal = AwaitTerminationSignal([&log] {
     log.Info("sighup_ignored", {{"reason", "no configuration to reload"}});
   });
@@ -171,6 +190,7 @@ int Run(const ServerConfig& config) {
   const auto now = absl::ToChronoTime(absl::Now());
   reads->server->Shutdown(now);
   admin->server->Shutdown(now);
+  http_door.reset();  // cancels what is left, before the engine goes
   http->reset();
   engine->reset();
   log.Info("stop", {});

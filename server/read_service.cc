@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/grpc_status.h"
+#include "server/read_admission.h"
 #include "server/read_descriptor.h"
 
 namespace tailgate::server {
@@ -34,24 +35,13 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
 // grpc-timeout and the time the request took to arrive.
 constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
 
-// Bytes an answer holds while it waits to be sent: body and headers, plus
-// a little for the proto's framing.
-int64_t ResponseBytes(const hedge::EngineResponse& response) {
-  int64_t bytes = static_cast<int64_t>(response.body.size()) + 64;
-  for (const auto& header : response.headers) {
-    bytes += static_cast<int64_t>(header.name.size() + header.value.size()) + 8;
-  }
-  return bytes;
-}
-
 // One admitted Read call. Created by the handler, finished exactly once
 // (by the handler when the engine refuses the read, else by the engine's
 // callback on its loop thread), deleted in OnDone.
 class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
  public:
-  // REQUIRES: calls.gate.TryEnter() and calls.memory.TryAdmit() succeeded
-  // for this call. `call_deadline`: the call's, on the system clock.
-  ReadReactor(const ReadService::Calls& calls,
+  // REQUIRES: calls.admission.Admit() succeeded for this call. `call_deadline`: the call's, on the system clock.
+  ReadReactor(ReadService::Calls& calls,
               grpc::CallbackServerContext* context,
               v1::ReadResponse* response, absl::Time call_deadline)
       : calls_(calls),
@@ -63,14 +53,11 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
   // engine may complete the read on its loop thread before Submit returns.
   void Submit(hedge::EngineRead read) {
-    absl::StatusOr<uint64_t> id = calls_.engine.Submit(
+    absl::StatusOr<uint64_t> id = calls_.admission.Submit(
         std::move(read), [this](absl::StatusOr<hedge::EngineResponse> result) {
           Complete(std::move(result));
         });
     if (!id.ok()) {
-      if (id.status().code() == absl::StatusCode::kNotFound) {
-        calls_.rejections.Add(RejectReason::kUnknownUpstream);
-      }
       FinishOnce(ToGrpcStatus(id.status()));
       return;
     }
@@ -85,13 +72,12 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   void OnCancel() override {
     if (!read_id_.has_value()) return;
     if (absl::Now() >= call_deadline_ - kDeadlineCancelSlack) return;
-    calls_.engine.Cancel(*read_id_);
+    calls_.admission.engine().Cancel(*read_id_);
   }
 
   void OnDone() override {
     if (watch_token_ != 0) calls_.stalled.Unwatch(watch_token_);
-    calls_.memory.Done(held_bytes_);
-    calls_.gate.Exit();
+    calls_.admission.Release(held_bytes_);
     delete this;
   }
 
@@ -111,7 +97,7 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   // reactor is alive: OnDone unwatches (waiting for this to return) before
   // it deletes.
   void Cancel() override {
-    calls_.rejections.AddDropped(DropReason::kSendTimeout);
+    calls_.admission.CountDropped(DropReason::kSendTimeout);
     context_->TryCancel();
   }
 
@@ -122,14 +108,9 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
       FinishOnce(ToGrpcStatus(result.status()));
       return;
     }
-    const int64_t bytes = ResponseBytes(*result);
-    if (!calls_.memory.TryHold(bytes)) {
-      calls_.rejections.AddDropped(DropReason::kBufferFull);
-      FinishOnce(grpc::Status(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrCat("answers waiting to be sent are at the sidecar's "
-                       "max_buffered_bytes (",
-                       calls_.memory.max_bytes(), ")")));
+    const int64_t bytes = AnswerBytes(*result);
+    if (!calls_.admission.HoldAnswer(bytes)) {
+      FinishOnce(ToGrpcStatus(calls_.admission.BufferFullError()));
       return;
     }
     held_bytes_ = bytes;
@@ -146,7 +127,7 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   }
 
   // Constant after construction.
-  const ReadService::Calls& calls_;
+  ReadService::Calls& calls_;
   grpc::CallbackServerContext* const context_;
   v1::ReadResponse* const response_;
   const absl::Time call_deadline_;
@@ -171,45 +152,16 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
 ReadService::ReadService(hedge::Engine& engine, absl::Duration timeout,
                          DrainGate& gate, Rejections& rejections,
                          ResponseMemory& memory, StalledCalls& stalled)
-    : timeout_(timeout),
-      calls_{engine, gate, rejections, memory, stalled} {}
+    : calls_{ReadAdmission(engine, timeout, gate, rejections, memory),
+             stalled} {}
 
 grpc::ServerUnaryReactor* ReadService::Read(
     grpc::CallbackServerContext* context, const v1::ReadRequest* request,
     v1::ReadResponse* response) {
-  absl::StatusOr<hedge::EngineRead> read =
-      EngineReadFromRequest(*request, timeout_);
-  if (!read.ok()) {
-    calls_.rejections.Add(RejectReason::kInvalidArgument);
-    return Refuse(context, ToGrpcStatus(read.status()));
-  }
-  if (!calls_.gate.TryEnter()) {
-    calls_.rejections.Add(RejectReason::kDraining);
-    return Refuse(context, grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                        "server is draining"));
-  }
-  switch (calls_.memory.TryAdmit()) {
-    case ResponseMemory::Admission::kAdmitted:
-      break;
-    case ResponseMemory::Admission::kTooManyCalls:
-      calls_.gate.Exit();
-      calls_.rejections.Add(RejectReason::kTooManyCalls);
-      return Refuse(context,
-                    grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                 "too many reads in flight (max_requests)"));
-    case ResponseMemory::Admission::kBufferFull:
-      calls_.gate.Exit();
-      calls_.rejections.Add(RejectReason::kBufferFull);
-      return Refuse(context,
-                    grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                 absl::StrCat("answers waiting to be sent are "
-                                              "at the sidecar's "
-                                              "max_buffered_bytes (",
-                                              calls_.memory.max_bytes(), ")")));
-  }
   const absl::Time call_deadline = CallDeadline(*context);
-  read->deadline =
-      EngineDeadline(call_deadline, absl::Now(), calls_.engine.clock().Now());
+  absl::StatusOr<hedge::EngineRead> read =
+      calls_.admission.Admit(*request, call_deadline);
+  if (!read.ok()) return Refuse(context, ToGrpcStatus(read.status()));
   auto* reactor = new ReadReactor(calls_, context, response, call_deadline);
   reactor->Submit(*std::move(read));
   return reactor;

@@ -1,8 +1,11 @@
 // ReadService: tailgate.v1.HedgedRead on the gRPC callback API.
 //
-// Each Read validates the descriptor (INVALID_ARGUMENT naming the field),
-// refuses it while draining (UNAVAILABLE), maps the call's deadline, capped
-// by --timeout, onto the engine clock and submits it to the engine. The
+// Each Read goes through ReadAdmission, the steps it shares with the
+// plain-HTTP door: it validates the descriptor (INVALID_ARGUMENT naming the
+// field), refuses it while draining (UNAVAILABLE) or while the sidecar's
+// answers are at their limits (RESOURCE_EXHAUSTED), maps the call's
+// deadline, capped by --timeout, onto the engine clock and submits it to
+// the engine. The
 // engine's refusal or completion becomes the call's status, code for code.
 // A cancelled call cancels its engine read. No gRPC thread ever blocks: the
 // handler returns at once and the engine finishes the call from its loop
@@ -28,6 +31,7 @@
 #include "hedge/transport/engine.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/drain.h"
+#include "server/read_admission.h"
 #include "server/rejections.h"
 #include "server/response_memory.h"
 #include "server/stalled_calls.h"
@@ -47,16 +51,12 @@ class ReadService final : public v1::HedgedRead::CallbackService {
 
   // What every call uses; constant after construction.
   struct Calls {
-    hedge::Engine& engine;
-    DrainGate& gate;
-    Rejections& rejections;
-    ResponseMemory& memory;
+    ReadAdmission admission;
     StalledCalls& stalled;
   };
 
  private:
-  const absl::Duration timeout_;
-  const Calls calls_;
+  Calls calls_;
 };
 
 }  // namespace tailgate::server

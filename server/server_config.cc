@@ -97,6 +97,18 @@ ABSL_FLAG(std::string, sched_policy, tailgate::server::RawFlags().sched_policy,
           "the sidecar has to itself; docs/TUNING.md). The engine loop keeps "
           "the process's policy either way.");
 
+ABSL_FLAG(std::string, http_listen, tailgate::server::RawFlags().http_listen,
+          "Plain-HTTP door: GET/HEAD /path?query is a read of that target "
+          "(host:port, [ipv6]:port or unix:/path). Empty (default): off.");
+ABSL_FLAG(std::string, http_max_connections,
+          tailgate::server::RawFlags().http_max_connections,
+          "Open connections the HTTP door keeps at once (1 to 1000000); one "
+          "more is closed at accept.");
+ABSL_FLAG(std::string, http_header_timeout,
+          tailgate::server::RawFlags().http_header_timeout,
+          "HTTP door: time a client has to send a complete request, from "
+          "connecting or from the end of the previous answer (> 0).");
+
 namespace tailgate::server {
 namespace {
 
@@ -251,6 +263,26 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   CheckDistinct(reader, "metrics_listen", config.metrics_listen, "admin",
                 config.admin);
 
+  if (!flags.http_listen.empty()) {
+    config.http_listen = reader.Address("http_listen", flags.http_listen);
+    CheckDistinct(reader, "http_listen", *config.http_listen, "listen",
+                  config.listen);
+    CheckDistinct(reader, "http_listen", *config.http_listen, "admin",
+                  config.admin);
+    CheckDistinct(reader, "http_listen", *config.http_listen,
+                  "metrics_listen", config.metrics_listen);
+  }
+  config.http_max_connections = static_cast<int>(reader.Take(
+      "http_max_connections",
+      flags::ParseInteger(flags.http_max_connections, 1, 1'000'000),
+      int64_t{0}));
+  config.http_header_timeout =
+      reader.Duration("http_header_timeout", flags.http_header_timeout);
+  if (config.http_header_timeout <= absl::ZeroDuration()) {
+    reader.Fail("http_header_timeout", absl::StrCat("must be positive, got ",
+                                                    flags.http_header_timeout));
+  }
+
   // Defaults to twice max_requests, once that has been validated.
   int64_t streams = 0;
   if (!flags.max_streams_per_connection.empty()) {
@@ -348,6 +380,9 @@ RawFlags RawFlagsFromCommandLine() {
   flags.log_format = absl::GetFlag(FLAGS_log_format);
   flags.cpus = absl::GetFlag(FLAGS_cpus);
   flags.sched_policy = absl::GetFlag(FLAGS_sched_policy);
+  flags.http_listen = absl::GetFlag(FLAGS_http_listen);
+  flags.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  flags.http_header_timeout = absl::GetFlag(FLAGS_http_header_timeout);
   return flags;
 }
 

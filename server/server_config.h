@@ -25,6 +25,7 @@
 #ifndef TAILGATE_SERVER_SERVER_CONFIG_H_
 #define TAILGATE_SERVER_SERVER_CONFIG_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct RawFlags {
   std::string log_format = "logfmt";
   std::string cpus = "any";
   std::string sched_policy = "normal";
+  std::string http_listen;  // empty: no plain-HTTP door
+  std::string http_max_connections = "1024";
+  std::string http_header_timeout = "10s";
 };
 
 struct ServerConfig {
@@ -93,6 +97,10 @@ struct ServerConfig {
   // (sched_policy.h).
   SchedPolicy sched_policy = SchedPolicy::kNormal;
   hedge::EngineConfig engine;  // one upstream: the default set ("")
+  // The plain-HTTP door (server/http_door), when --http_listen is set.
+  std::optional<ListenAddress> http_listen;
+  int http_max_connections = 1024;
+  absl::Duration http_header_timeout = absl::Seconds(10);
 };
 
 // INVALID_ARGUMENT for the first bad value found, with a message that

@@ -434,3 +434,39 @@ TEST(ServerConfigTest, ConfigFromFlagsReadsTheCommandLineFlags) {
 
 }  // namespace
 }  // namespace tailgate::server
+
+namespace tailgate::server {
+namespace {
+
+TEST(ServerConfigTest, HttpDoorFlags) {
+  absl::StatusOr<ServerConfig> off = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->http_listen.has_value());
+  EXPECT_EQ(off->http_max_connections, 1024);
+  EXPECT_EQ(off->http_header_timeout, absl::Seconds(10));
+
+  RawFlags flags = Valid();
+  flags.http_listen = "unix:/run/tailgate/http.sock";
+  flags.http_max_connections = "2";
+  flags.http_header_timeout = "250ms";
+  absl::StatusOr<ServerConfig> on = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(on.ok()) << on.status();
+  ASSERT_TRUE(on->http_listen.has_value());
+  EXPECT_EQ(on->http_listen->ToString(), "unix:/run/tailgate/http.sock");
+  EXPECT_EQ(on->http_max_connections, 2);
+  EXPECT_EQ(on->http_header_timeout, absl::Milliseconds(250));
+
+  flags = Valid();
+  flags.http_listen = "127.0.0.1:8080";
+  EXPECT_EQ(ErrorOf(flags),
+            "--http_listen: same address as --listen (127.0.0.1:8080)");
+  flags = Valid();
+  flags.http_max_connections = "0";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--http_max_connections: "));
+  flags = Valid();
+  flags.http_header_timeout = "0s";
+  EXPECT_EQ(ErrorOf(flags), "--http_header_timeout: must be positive, got 0s");
+}
+
+}  // namespace
+}  // namespace tailgate::server

@@ -1,0 +1,85 @@
+// HttpDoor: the plain-HTTP front door (--http_listen). `GET /path?query`
+// (or HEAD) is a read of that target, through the same ReadAdmission as a
+// gRPC HedgedRead call and the same engine; http_mapping.h has the
+// request, control-header, response and error mapping.
+//
+// Served by libevent's evhttp on a thread of its own ("http_door"). HTTP/1.1
+// keep-alive and pipelining as evhttp does them: one request at a time per
+// connection, in order. Protection:
+//   - at most `max_connections` open connections; one accepted beyond that
+//     is closed at once (or, if its request was already read, answered 503
+//     RESOURCE_EXHAUSTED and closed);
+//   - `header_timeout` from accept, and from the end of each answer, to the
+//     end of the next request: a client that trickles its request (or idles
+//     between requests) is disconnected; evhttp's inactivity timeout
+//     (`header_timeout` too) covers a client that stops reading an answer;
+//   - the request line and headers are bounded (`max_header_bytes`, evhttp
+//     answers 413 / 400), bodies by evhttp's body limit, and any request
+//     with a body or body framing is refused (http_mapping.h);
+//   - while a read is in flight the connection is watched: a client that
+//     closes it cancels the read through Engine::Cancel, which aborts its
+//     attempts.
+//
+// Threads: evhttp, every connection and request object, and the
+// per-connection state live on the door's thread. The engine completes
+// reads on its loop thread; its callback only queues the answer (under a
+// mutex) and activates an event on the door's base (event_active, legal
+// from another thread because libevent's pthreads locking is turned on
+// before the base is made), so every answer is written by the door's thread.
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<HttpDoor>> door =
+//       HttpDoor::Start({address, 1024, absl::Seconds(10)}, admission);
+//   log.Info("listening", {{"service", "http"},
+//                          {"addr", (*door)->address().ToString()}});
+//
+// Thread safety: Start and the destructor from one thread (main). The
+// admission (its engine, gate and rejections) must outlive the door. The
+// destructor stops the thread, cancels reads still in flight, waits for the
+// engine to complete them and closes every connection: destroy the door
+// before the engine.
+
+#ifndef TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
+#define TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/listen_address.h"
+#include "server/read_admission.h"
+
+namespace tailgate::server::http_door {
+
+struct HttpDoorOptions {
+  ListenAddress address;  // host:port, [v6]:port or unix:/path
+  int max_connections = 1024;
+  absl::Duration header_timeout = absl::Seconds(10);
+  // The request line and headers together. Above the hygiene limits on a
+  // target (8 KiB) and headers (32 KiB) plus their framing.
+  int64_t max_header_bytes = 48 << 10;
+};
+
+class HttpDoor {
+ public:
+  // Binds and starts serving. A Unix socket path left by an earlier process
+  // is replaced.
+  static absl::StatusOr<std::unique_ptr<HttpDoor>> Start(
+      const HttpDoorOptions& options, ReadAdmission& admission);
+
+  ~HttpDoor();
+  HttpDoor(const HttpDoor&) = delete;
+  HttpDoor& operator=(const HttpDoor&) = delete;
+
+  // The bound address, with the real port when 0 was asked for.
+  const ListenAddress& address() const;
+
+ private:
+  class Impl;
+  explicit HttpDoor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tailgate::server::http_door
+
+#endif  // TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
