@@ -17,6 +17,8 @@ namespace tailgate::server {
 namespace {
 
 constexpr int kIdleTimeoutSeconds = 10;
+// After a failed accept() (out of descriptors), how long the listener rests.
+constexpr absl::Duration kAcceptPause = absl::Seconds(1);
 constexpr ev_ssize_t kMaxHeaderBytes = 8 << 10;
 
 constexpr ev_uint16_t kAllMethods =
@@ -109,6 +111,9 @@ absl::Status HttpEndpoints::Bind(const ListenAddress& address) {
   absl::StatusOr<int> port = BoundPort(socket);
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
+  accept_backoff_ = AcceptBackoff::Install(
+      evhttp_bound_socket_get_listener(socket), base_, kAcceptPause,
+      handlers_.accept_failed);
   return absl::OkStatus();
 }
 
@@ -118,6 +123,7 @@ HttpEndpoints::~HttpEndpoints() {
     thread_.join();
   }
   if (stop_ != nullptr) event_free(stop_);
+  accept_backoff_.reset();  // before evhttp_free frees its listener
   if (http_ != nullptr) evhttp_free(http_);
   if (base_ != nullptr) event_base_free(base_);
 }
@@ -145,7 +151,14 @@ void HttpEndpoints::Handle(evhttp_request* request) {
   if (route == "/metrics") {
     Reply(request, 200, "OK", kMetricsContentType, handlers_.metrics());
   } else if (route == "/healthz") {
-    Reply(request, 200, "OK", kTextPlain, "ok\n");
+    const absl::Status live =
+        handlers_.live ? handlers_.live() : absl::OkStatus();
+    if (live.ok()) {
+      Reply(request, 200, "OK", kTextPlain, "ok\n");
+    } else {
+      Reply(request, 503, "Service Unavailable", kTextPlain,
+            absl::StrCat(live.message(), "\n"));
+    }
   } else if (route == "/readyz") {
     if (handlers_.ready()) {
       Reply(request, 200, "OK", kTextPlain, "ready\n");

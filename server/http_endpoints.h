@@ -2,7 +2,9 @@
 // by libevent's evhttp on a thread of its own.
 //
 //   GET /metrics  200, Prometheus text (version 0.0.4)
-//   GET /healthz  200 "ok": the process is alive
+//   GET /healthz  200 "ok" while `live` says so (the gRPC door serves a
+//                 health check), else 503 with its message: liveness
+//   (the listener pauses accepting after a failed accept(), AcceptBackoff)
 //   GET /readyz   200 "ready" while serving, 503 "draining" once draining
 //   other paths   404; methods other than GET and HEAD: 405
 //
@@ -26,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/accept_backoff.h"
 #include "server/listen_address.h"
 
 struct event;
@@ -40,6 +43,10 @@ class HttpEndpoints {
   struct Handlers {
     std::function<std::string()> metrics;  // the exposition text
     std::function<bool()> ready;           // false while draining
+    // Empty: always live. Runs on the listener's thread; may block briefly.
+    std::function<absl::Status()> live;
+    // accept() failed (errno, failures); the listener pauses for a second.
+    AcceptBackoff::Report accept_failed;
   };
 
   // Binds `address` (TCP only) and starts serving.
@@ -69,6 +76,7 @@ class HttpEndpoints {
   event* stop_ = nullptr;
   ListenAddress address_;
 
+  std::unique_ptr<AcceptBackoff> accept_backoff_;
   std::thread thread_;  // runs base_'s loop
 };
 

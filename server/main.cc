@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,7 +33,9 @@
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
 #include "server/cpu_set.h"
+#include "server/door_probe.h"
 #include "server/drain.h"
+#include "server/file_limit.h"
 #include "server/grpc_server.h"
 #include "server/http_door/http_door.h"
 #include "server/http_endpoints.h"
@@ -78,6 +82,23 @@ void LogStart(Logger& log, const ServerConfig& config) {
        {"sched_policy", SchedPolicyName(config.sched_policy)}});
 }
 
+// /healthz's probe of the gRPC read door: how long it may take, and how
+// long a result is reused.
+constexpr absl::Duration kDoorProbeDeadline = absl::Seconds(2);
+constexpr absl::Duration kDoorProbeInterval = absl::Seconds(1);
+
+// One warning per pause of a listener whose accept() failed.
+AcceptBackoff::Report AcceptFailureLog(const Logger& log,
+                                       absl::string_view listener) {
+  return [&log, listener = std::string(listener)](int error,
+                                                  uint64_t failures) {
+    log.Warn("accept_failed", {{"listener", listener},
+                               {"error", strerror(error)},
+                               {"failures", failures},
+                               {"pause", absl::Seconds(1)}});
+  };
+}
+
 // Logs a start-up failure; the exit code for it.
 int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
   log.Error("fatal", {{"what", what}, {"error", status.message()}});
@@ -90,6 +111,13 @@ int Run(const ServerConfig& config) {
   // unescaped, and the libraries' lines are rate-limited.
   RouteLibraryLogs(log);
   LogStart(log, config);
+  if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
+    log.Info("file_limit", {{"soft_before", files->before},
+                            {"soft", files->soft},
+                            {"hard", files->hard}});
+  } else {
+    log.Warn("file_limit_unchanged", {{"error", files.status().message()}});
+  }
   // Still the only thread: every thread started from here on inherits it.
   if (!config.cpus.empty()) {
     const absl::Status pinned = PinThisThread(config.cpus);
@@ -145,12 +173,19 @@ int Run(const ServerConfig& config) {
            {{"service", "admin"}, {"addr", admin->address.ToString()}});
 
   const hedge::Engine& engine_ref = **engine;
+  // Liveness asks the read door itself, over a new connection.
+  DoorProbe door_probe(reads->address, kDoorProbeDeadline,
+                       kDoorProbeInterval);
   absl::StatusOr<std::unique_ptr<HttpEndpoints>> http = HttpEndpoints::Start(
-      config.metrics_listen, {[&engine_ref, &rejections] {
-                                return RenderMetrics(engine_ref.Snapshot(),
-                                                     rejections.Snapshot());
-                              },
-                              [&gate] { return !gate.draining(); }});
+      config.metrics_listen,
+      {.metrics =
+           [&engine_ref, &rejections] {
+             return RenderMetrics(engine_ref.Snapshot(),
+                                  rejections.Snapshot());
+           },
+       .ready = [&gate] { return !gate.draining(); },
+       .live = [&door_probe] { return door_probe.Check(); },
+       .accept_failed = AcceptFailureLog(log, "metrics")});
   if (!http.ok()) return Fatal(log, "metrics_listen", http.status());
   log.Info("listening",
            {{"service", "metrics"}, {"addr", (*http)->address().ToString()}});
@@ -162,8 +197,10 @@ int Run(const ServerConfig& config) {
   if (config.http_listen.has_value()) {
     absl::StatusOr<std::unique_ptr<http_door::HttpDoor>> door =
         http_door::HttpDoor::Start(
-            {*config.http_listen, config.http_max_connections,
-             config.http_header_timeout},
+            {.address = *config.http_listen,
+             .max_connections = config.http_max_connections,
+             .header_timeout = config.http_header_timeout,
+             .accept_failed = AcceptFailureLog(log, "http")},
             http_admission);
     if (!door.ok()) return Fatal(log, "http_listen", door.status());
     http_door = *std::move(door);

@@ -110,15 +110,18 @@ class Sidecar:
     """The real sidecar, its addresses read from its `event=listening
     service=... addr=...` log lines: `target` (HedgedRead, health,
     reflection), `admin` (Admin) and `metrics` (HTTP). `log` holds every
-    stderr line. `close()` sends SIGTERM and returns the exit code."""
+    stderr line. `close()` sends SIGTERM and returns the exit code.
+    `preexec_fn` runs in the child before the sidecar starts (to set
+    resource limits, say)."""
 
-    def __init__(self, backends, extra_flags=(), binary=SIDECAR):
+    def __init__(self, backends, extra_flags=(), binary=SIDECAR,
+                 preexec_fn=None):
         self.process = subprocess.Popen(
             [binary, "--backends=" + ",".join(backends),
              "--listen=127.0.0.1:0", "--admin=127.0.0.1:0",
              "--metrics_listen=127.0.0.1:0"] + list(extra_flags),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
+            stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
         self.log = []
         self.listening = {}
         events = queue.Queue()

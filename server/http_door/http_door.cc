@@ -131,6 +131,7 @@ class HttpDoor::Impl {
   ~Impl();
 
   absl::Status Bind();
+  void InstallAcceptBackoff(evhttp_bound_socket* socket);
   void StartThread();
   const ListenAddress& address() const { return address_; }
 
@@ -232,6 +233,7 @@ class HttpDoor::Impl {
   ReadAdmission& admission_;
   event_base* base_ = nullptr;
   evhttp* http_ = nullptr;
+  std::unique_ptr<AcceptBackoff> accept_backoff_;
   event* wake_ = nullptr;  // activated by PostCompletion
   event* stop_ = nullptr;  // activated by the destructor
   ListenAddress address_;
@@ -283,6 +285,7 @@ absl::Status HttpDoor::Impl::Bind() {
       return absl::InternalError("cannot serve HTTP on the unix socket");
     }
     address_ = address;
+    InstallAcceptBackoff(socket);
     return absl::OkStatus();
   }
   socket = evhttp_bind_socket_with_handle(
@@ -294,7 +297,14 @@ absl::Status HttpDoor::Impl::Bind() {
   absl::StatusOr<int> port = BoundPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
+  InstallAcceptBackoff(socket);
   return absl::OkStatus();
+}
+
+void HttpDoor::Impl::InstallAcceptBackoff(evhttp_bound_socket* socket) {
+  accept_backoff_ = AcceptBackoff::Install(
+      evhttp_bound_socket_get_listener(socket), base_, absl::Seconds(1),
+      options_.accept_failed);
 }
 
 void HttpDoor::Impl::StartThread() {
@@ -335,6 +345,7 @@ HttpDoor::Impl::~Impl() {
   }
   stopping_ = true;
   for (Completion& completion : completed) Deliver(std::move(completion));
+  accept_backoff_.reset();  // before evhttp_free frees its listener
   // Closes every connection; OnClosed ends their exchanges.
   if (http_ != nullptr) evhttp_free(http_);
   for (auto& [bev, connection] : connections_) {

@@ -47,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/listen_address.h"
+#include "server/accept_backoff.h"
 #include "server/read_admission.h"
 
 namespace tailgate::server::http_door {
@@ -58,6 +59,9 @@ struct HttpDoorOptions {
   // The request line and headers together. Above the hygiene limits on a
   // target (8 KiB) and headers (32 KiB) plus their framing.
   int64_t max_header_bytes = 48 << 10;
+  // accept() failed (errno, failures): the listener rests for a second
+  // (AcceptBackoff) instead of spinning.
+  AcceptBackoff::Report accept_failed;
 };
 
 class HttpDoor {
