@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
+#include "server/grpc_acceptor.h"
 #include "server/reflection_v1.h"
 
 namespace tailgate::server {
@@ -30,7 +31,6 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   AddReflectionV1(builder);
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   if (limits.max_streams_per_connection > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                                limits.max_streams_per_connection);
@@ -43,17 +43,25 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   if (limits.quota != nullptr) builder.SetResourceQuota(*limits.quota);
-  int port = 0;
-  builder.AddListeningPort(address.ToString(),
-                           grpc::InsecureServerCredentials(), &port);
+  // No listening port: GrpcAcceptor accepts and hands connections over.
   for (grpc::Service* service : services) builder.RegisterService(service);
   GrpcListener listener;
   listener.server = builder.BuildAndStart();
-  if (listener.server == nullptr || (!address.is_unix && port == 0)) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", address.ToString()));
+  if (listener.server == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot start the gRPC server for ", address.ToString()));
   }
-  listener.address = address.WithPort(port);
+  absl::StatusOr<std::unique_ptr<GrpcAcceptor>> acceptor = GrpcAcceptor::Start(
+      address, listener.server.get(),
+      {.max_connections = limits.max_connections,
+       .accept_failed = limits.accept_failed,
+       .refused = limits.refused});
+  if (!acceptor.ok()) {
+    listener.server->Shutdown();
+    return acceptor.status();
+  }
+  listener.acceptor = *std::move(acceptor);
+  listener.address = listener.acceptor->address();
   return listener;
 }
 

@@ -3,9 +3,12 @@
 // Every server started here also carries the default health service
 // (grpc.health.v1.Health) and server reflection in both versions: the
 // library's v1alpha, enabled process-wide on first use, and v1
-// (server/reflection_v1.h). Binding is exclusive: gRPC's SO_REUSEPORT is turned off, so
-// an address already in use fails start-up instead of silently sharing the
-// port with another process.
+// (server/reflection_v1.h). The sidecar accepts connections itself
+// (GrpcAcceptor) and hands them to the server: it bounds how many are open,
+// and rests instead of failing for good when accept() runs out of
+// descriptors. Binding is exclusive (no SO_REUSEPORT), so an address already
+// in use fails start-up instead of silently sharing the port with another
+// process.
 //
 // Thread safety: StartGrpcServer and SetReadServing are safe from any
 // thread.
@@ -20,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "server/grpc_acceptor.h"
 #include "server/listen_address.h"
 
 namespace tailgate::server {
@@ -27,6 +31,9 @@ namespace tailgate::server {
 struct GrpcListener {
   std::unique_ptr<grpc::Server> server;
   ListenAddress address;  // as bound: the real port when 0 was asked for
+  // Accepts for `server`; declared last, so destroyed (no more connections)
+  // before the server. Reset it before Shutdown to stop accepting first.
+  std::unique_ptr<GrpcAcceptor> acceptor;
 };
 
 // The largest request message a listener accepts: a ReadRequest at every
@@ -46,6 +53,12 @@ inline constexpr int kMaxGrpcSyncThreads = 8;
 struct GrpcServerLimits {
   // > 0: HTTP/2 MAX_CONCURRENT_STREAMS; 0 leaves gRPC's default (no limit).
   int max_streams_per_connection = 0;
+  // Client connections open at once; one more is closed at accept.
+  int max_connections = 1024;
+  // accept() failed; the listener rests for a second (GrpcAcceptor).
+  AcceptBackoff::Report accept_failed;
+  // A connection was closed at accept: `max_connections` were open.
+  std::function<void(uint64_t refused)> refused;
   int max_receive_message_bytes = kMaxRequestMessageBytes;
   // Not null: the memory (connection buffers, partly received messages and
   // metadata, call state) and synchronous-handler threads gRPC may use, shared

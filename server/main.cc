@@ -17,6 +17,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +101,57 @@ AcceptBackoff::Report AcceptFailureLog(const Logger& log,
   };
 }
 
+// Client connections each listener may have open, out of the descriptors
+// the process may use: what replica connections and the process itself
+// need is set aside first.
+struct ConnectionLimits {
+  int listen = 0;
+  int admin = 0;
+  int http = 0;
+  int64_t reserved = 0;
+};
+
+ConnectionLimits SplitDescriptors(const ServerConfig& config,
+                                  uint64_t file_limit) {
+  constexpr int kAdminConnections = 64;
+  // Replica connections (one per attempt, plus warm ones: --preconnect
+  // per replica), and the process's own (listeners, event loops, libraries:
+  // about 32 when idle, measured).
+  ConnectionLimits limits;
+  limits.reserved = config.engine.admission.max_attempts + 96;
+  for (const hedge::UpstreamConfig& upstream : config.engine.upstreams) {
+    limits.reserved += static_cast<int64_t>(upstream.preconnect) *
+                       static_cast<int64_t>(upstream.replicas.size());
+  }
+  const int64_t left =
+      file_limit == 0 ? std::numeric_limits<int64_t>::max()
+                      : static_cast<int64_t>(file_limit) - limits.reserved -
+                            kAdminConnections;
+  limits.admin = kAdminConnections;
+  limits.http = config.http_listen.has_value()
+                    ? static_cast<int>(std::clamp<int64_t>(
+                          std::min<int64_t>(config.http_max_connections,
+                                            left / 2),
+                          1, config.http_max_connections))
+                    : 0;
+  limits.listen = static_cast<int>(std::clamp<int64_t>(
+      std::min<int64_t>(config.max_connections, left - limits.http), 1,
+      config.max_connections));
+  return limits;
+}
+
+// One warning at the 1st, 10th, 100th... connection closed at accept.
+std::function<void(uint64_t)> ConnectionRefusedLog(const Logger& log,
+                                                   absl::string_view listener) {
+  return [&log, listener = std::string(listener)](uint64_t refused) {
+    uint64_t power = 1;
+    while (power < refused) power *= 10;
+    if (power != refused) return;
+    log.Warn("connections_refused",
+             {{"listener", listener}, {"refused", refused}});
+  };
+}
+
 // Logs a start-up failure; the exit code for it.
 int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
   log.Error("fatal", {{"what", what}, {"error", status.message()}});
@@ -111,13 +164,20 @@ int Run(const ServerConfig& config) {
   // unescaped, and the libraries' lines are rate-limited.
   RouteLibraryLogs(log);
   LogStart(log, config);
+  uint64_t file_limit = 0;
   if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
+    file_limit = files->soft;
     log.Info("file_limit", {{"soft_before", files->before},
                             {"soft", files->soft},
                             {"hard", files->hard}});
   } else {
     log.Warn("file_limit_unchanged", {{"error", files.status().message()}});
   }
+  const ConnectionLimits connections = SplitDescriptors(config, file_limit);
+  log.Info("connection_limits", {{"listen", connections.listen},
+                                 {"admin", connections.admin},
+                                 {"http", connections.http},
+                                 {"reserved", connections.reserved}});
   // Still the only thread: every thread started from here on inherits it.
   if (!config.cpus.empty()) {
     const absl::Status pinned = PinThisThread(config.cpus);
@@ -159,6 +219,9 @@ int Run(const ServerConfig& config) {
       StartGrpcServer(config.listen, {&read_service},
                       {.max_streams_per_connection =
                            config.max_streams_per_connection,
+                       .max_connections = connections.listen,
+                       .accept_failed = AcceptFailureLog(log, "grpc"),
+                       .refused = ConnectionRefusedLog(log, "grpc"),
                        .quota = &grpc_quota});
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
@@ -166,7 +229,11 @@ int Run(const ServerConfig& config) {
            {{"service", "grpc"}, {"addr", reads->address.ToString()}});
 
   absl::StatusOr<GrpcListener> admin =
-      StartGrpcServer(config.admin, {&admin_service}, {.quota = &grpc_quota});
+      StartGrpcServer(config.admin, {&admin_service},
+                      {.max_connections = connections.admin,
+                       .accept_failed = AcceptFailureLog(log, "admin"),
+                       .refused = ConnectionRefusedLog(log, "admin"),
+                       .quota = &grpc_quota});
   if (!admin.ok()) return Fatal(log, "admin", admin.status());
   SetAdminServing(*admin->server);
   log.Info("listening",
@@ -198,7 +265,7 @@ int Run(const ServerConfig& config) {
     absl::StatusOr<std::unique_ptr<http_door::HttpDoor>> door =
         http_door::HttpDoor::Start(
             {.address = *config.http_listen,
-             .max_connections = config.http_max_connections,
+             .max_connections = connections.http,
              .header_timeout = config.http_header_timeout,
              .accept_failed = AcceptFailureLog(log, "http")},
             http_admission);
@@ -225,6 +292,8 @@ int Run(const ServerConfig& config) {
   // Calls still running are cancelled now; Shutdown returns once each has
   // completed through the engine, which must therefore still be alive.
   const auto now = absl::ToChronoTime(absl::Now());
+  reads->acceptor.reset();  // no new connections from here on
+  admin->acceptor.reset();
   reads->server->Shutdown(now);
   admin->server->Shutdown(now);
   http_door.reset();  // cancels what is left, before the engine goes

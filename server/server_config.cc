@@ -52,6 +52,11 @@ ABSL_FLAG(std::string, max_grpc_memory_bytes,
           "Memory gRPC may hold for client connections and calls on --listen "
           "and --admin together (buffers, partly received requests), in "
           "bytes; over it, gRPC resets the streams holding the most.");
+ABSL_FLAG(std::string, max_connections,
+          tailgate::server::RawFlags().max_connections,
+          "Client connections open at once on --listen (1 to 1000000); one "
+          "more is closed at accept. Lowered at start, if need be, to leave "
+          "descriptors for replica connections (logged).");
 ABSL_FLAG(std::string, max_buffered_bytes,
           tailgate::server::RawFlags().max_buffered_bytes,
           "Bytes of answers built and not yet taken by their clients, in all; "
@@ -299,6 +304,9 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
                           int64_t{1} << 40),
       int64_t{0});
 
+  config.max_connections = static_cast<int>(reader.Take(
+      "max_connections", flags::ParseInteger(flags.max_connections, 1, 1000000),
+      int64_t{0}));
   config.max_buffered_bytes = reader.Take(
       "max_buffered_bytes",
       flags::ParseInteger(flags.max_buffered_bytes, int64_t{1} << 20,
@@ -368,6 +376,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   flags.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   flags.max_buffered_bytes = absl::GetFlag(FLAGS_max_buffered_bytes);
+  flags.max_connections = absl::GetFlag(FLAGS_max_connections);
   flags.send_timeout = absl::GetFlag(FLAGS_send_timeout);
   flags.preconnect = absl::GetFlag(FLAGS_preconnect);
   flags.timer_spin = absl::GetFlag(FLAGS_timer_spin);

@@ -54,6 +54,7 @@ struct RawFlags {
   std::string max_streams_per_connection;  // empty: 2 * max_requests
   std::string max_response_bytes = "4194304";
   std::string max_grpc_memory_bytes = "67108864";
+  std::string max_connections = "4096";
   std::string max_buffered_bytes = "67108864";
   std::string send_timeout = "5s";
   std::string failure_threshold = "5";
@@ -84,6 +85,9 @@ struct ServerConfig {
   // gRPC's resource quota, shared by the --listen and --admin servers: the
   // memory it may hold for connections, partly received requests and calls.
   int64_t max_grpc_memory_bytes = int64_t{64} << 20;
+  // Client connections open at once on --listen (main lowers it to leave
+  // descriptors for replica connections: EffectiveMaxConnections).
+  int max_connections = 4096;
   // Answers built and not yet sent to their clients, in bytes, at most
   // (ResponseMemory); at least engine.max_response_bytes.
   int64_t max_buffered_bytes = int64_t{64} << 20;
