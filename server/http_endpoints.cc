@@ -1,5 +1,7 @@
 #include "server/http_endpoints.h"
 
+#include "server/listen_socket.h"
+
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -33,18 +35,6 @@ void UseThreads() {
   std::call_once(once, [] { evthread_use_pthreads(); });
 }
 
-absl::StatusOr<int> BoundPort(evhttp_bound_socket* socket) {
-  sockaddr_storage storage{};
-  socklen_t length = sizeof(storage);
-  if (getsockname(evhttp_bound_socket_get_fd(socket),
-                  reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
-    return absl::InternalError("getsockname failed on the metrics listener");
-  }
-  if (storage.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port);
-  }
-  return ntohs(reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
-}
 
 // evhttp sends a reply body even to HEAD: drop it here, keeping the length.
 void Reply(evhttp_request* request, int code, const char* reason,
@@ -108,7 +98,7 @@ absl::Status HttpEndpoints::Bind(const ListenAddress& address) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", address.ToString()));
   }
-  absl::StatusOr<int> port = BoundPort(socket);
+  absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
   accept_backoff_ = AcceptBackoff::Install(

@@ -82,12 +82,11 @@ class NodeClientEndToEndTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        exit_code = cls.sidecar.close()
-        cls.fast.close()
-        cls.slow.close()
-        if exit_code != 0:
-            raise AssertionError("sidecar exited %s:\n%s" %
-                                 (exit_code, "".join(cls.sidecar.log)))
+        try:
+            cls.sidecar.close_expecting_success()
+        finally:
+            cls.fast.close()
+            cls.slow.close()
 
     def line(self, kind, call=None, **match):
         """The one line of `kind` whose `call` (and other fields) match."""

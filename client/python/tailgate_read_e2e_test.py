@@ -54,12 +54,11 @@ class TailgateReadEndToEndTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.channel.close()
-        exit_code = cls.sidecar.close()
-        cls.fast.close()
-        cls.slow.close()
-        if exit_code != 0:
-            raise AssertionError("sidecar exited %s:\n%s" %
-                                 (exit_code, "".join(cls.sidecar.log)))
+        try:
+            cls.sidecar.close_expecting_success()
+        finally:
+            cls.fast.close()
+            cls.slow.close()
 
     def run_example(self, *argv):
         """Runs the Python example in-process: (exit code, stdout, stderr)."""

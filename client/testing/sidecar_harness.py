@@ -163,6 +163,13 @@ class Sidecar:
         self.reader.join(timeout=5)
         return self.process.returncode
 
+    def close_expecting_success(self):
+        """close(), raising AssertionError with the log unless it exits 0."""
+        exit_code = self.close()
+        if exit_code != 0:
+            raise AssertionError("sidecar exited %s:\n%s" %
+                                 (exit_code, "".join(self.log)))
+
     def __enter__(self):
         return self
 

@@ -29,6 +29,7 @@
 #include "hedge/sync/mutex.h"
 #include "hedge/sync/thread_checker.h"
 #include "server/http_door/http_mapping.h"
+#include "server/listen_socket.h"
 
 namespace tailgate::server::http_door {
 namespace {
@@ -49,49 +50,12 @@ constexpr ev_ssize_t kMaxBodyBytes = 4 << 10;
 // this much, then reading pauses until the answer is written.
 constexpr size_t kHeldInputBytes = 64 << 10;
 
-constexpr int kListenBacklog = 1024;
 
 // libevent's pthreads locking, before the first event_base, so that the
 // engine's thread may event_active the door's wake-up event.
 void UseThreads() {
   static std::once_flag once;
   std::call_once(once, [] { evthread_use_pthreads(); });
-}
-
-absl::StatusOr<int> BoundPort(evutil_socket_t fd) {
-  sockaddr_storage storage{};
-  socklen_t length = sizeof(storage);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) {
-    return absl::InternalError("getsockname failed on the HTTP listener");
-  }
-  if (storage.ss_family == AF_INET6) {
-    return ntohs(reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port);
-  }
-  return ntohs(reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
-}
-
-// A listening Unix socket at `path`, replacing a stale socket file there
-// (as gRPC does for --listen=unix:...).
-absl::StatusOr<evutil_socket_t> ListenUnix(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unix socket path too long: ", path));
-  }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-    unlink(path.c_str());
-  }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return absl::InternalError("socket(AF_UNIX) failed");
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, kListenBacklog) != 0) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot listen on unix:", path));
-  }
-  return fd;
 }
 
 HttpMethod MethodOf(evhttp_request* request) {
@@ -277,7 +241,7 @@ absl::Status HttpDoor::Impl::Bind() {
   const ListenAddress& address = options_.address;
   evhttp_bound_socket* socket = nullptr;
   if (address.is_unix) {
-    absl::StatusOr<evutil_socket_t> fd = ListenUnix(address.path);
+    absl::StatusOr<int> fd = OpenListeningSocket(address);
     if (!fd.ok()) return fd.status();
     socket = evhttp_accept_socket_with_handle(http_, *fd);
     if (socket == nullptr) {
@@ -294,7 +258,7 @@ absl::Status HttpDoor::Impl::Bind() {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", address.ToString()));
   }
-  absl::StatusOr<int> port = BoundPort(evhttp_bound_socket_get_fd(socket));
+  absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
   InstallAcceptBackoff(socket);

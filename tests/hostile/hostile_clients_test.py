@@ -37,6 +37,14 @@ def peak_rss(sidecar):
     raise AssertionError("no VmHWM")
 
 
+def current_rss(sidecar):
+    with open("/proc/%d/status" % sidecar.process.pid) as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
 def metric(sidecar, name, labels=""):
     text = urllib.request.urlopen(
         "http://%s/metrics" % sidecar.metrics, timeout=10).read().decode()
@@ -194,6 +202,42 @@ class HostileClientTest(unittest.TestCase):
         self.assertLess(peak_rss(sidecar), BASELINE + 2 * cap + 16 * MIB)
         self.report("unread_answers_%dx1MB" % calls, sidecar,
                     "4 held then dropped, %d RESOURCE_EXHAUSTED" % (calls - 4))
+        self.assert_normal_read_works(sidecar)
+
+    def test_every_memory_bound_at_once_stays_under_the_formula(self):
+        # docs/OPERATIONS.md: worst-case RSS = base + max_grpc_memory_bytes
+        # + max_attempts * max_response_bytes + 2 * max_buffered_bytes.
+        quota, cap, body_limit, attempts = 16 * MIB, 4 * MIB, MIB, 8
+        sidecar = self.start(
+            "--max_grpc_memory_bytes=%d" % quota,
+            "--max_buffered_bytes=%d" % cap,
+            "--max_response_bytes=%d" % body_limit,
+            "--max_attempts=%d" % attempts, "--send_timeout=5s",
+            "--timeout=30s")
+        base = current_rss(sidecar)
+        formula = base + quota + attempts * body_limit + 2 * cap
+        # Answers nobody reads fill the buffer...
+        stalled = raw_h2.Connection(sidecar.target, window=0)
+        for _ in range(12):
+            stream = stalled.start_call()
+            stalled.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/bytes/1000000")), end=True)
+        wait_for(lambda: metric(sidecar, "tailgate_buffered_response_bytes")
+                 >= 3 * 1000 * 1000, "answers to be held")
+        # ...while another client pushes gRPC's memory to its quota.
+        flood = raw_h2.Connection(sidecar.target)
+        stream = flood.start_call()
+        flood.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
+        flood.send(stream, b"\0" * (128 * MIB))
+        flood.finish(stream)
+        flood.close()
+        peak = peak_rss(sidecar)
+        stalled.close()
+        print("attack=all_at_once base_mib=%.1f formula_mib=%.1f "
+              "peak_rss_mib=%.1f" % (base / MIB, formula / MIB, peak / MIB),
+              file=sys.stderr)
+        self.assertLess(peak, formula)
+        self.assertGreater(peak, base + cap)  # the bounds were reached
         self.assert_normal_read_works(sidecar)
 
     def test_a_newline_in_grpc_timeout_cannot_forge_a_log_line(self):
