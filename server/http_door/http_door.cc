@@ -220,7 +220,18 @@ class HttpDoor::Impl {
 
 absl::Status HttpDoor::Impl::Bind() {
   UseThreads();
-  base_ = event_base_new();
+  // Batch the epoll changes of one loop turn into one epoll_ctl each: the
+  // door re-arms a connection's interest several times per read (hold while
+  // the engine has it, give back, write), and without the change list each
+  // re-arm is a system call (6 epoll_ctl per read, measured; 3 with it).
+  // libevent's caveat for the change list is descriptors cloned with dup(),
+  // which the door never makes.
+  event_config* config = event_config_new();
+  if (config != nullptr) {
+    event_config_set_flag(config, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    base_ = event_base_new_with_config(config);
+    event_config_free(config);
+  }
   if (base_ != nullptr) http_ = evhttp_new(base_);
   if (http_ != nullptr) {
     wake_ = event_new(base_, -1, 0, &Impl::OnWake, this);
