@@ -52,6 +52,20 @@ void FillStats(const hedge::EngineSnapshot& engine,
                         replica.attempts_fallback);
     stats->set_failures(replica.failures);
     stats->set_in_flight(replica.in_flight);
+    stats->set_upstream(replica.upstream);
+  }
+  for (const hedge::UpstreamSnapshot& upstream : engine.upstreams) {
+    v1::UpstreamStats* stats = response->add_upstreams();
+    stats->set_name(upstream.name);
+    stats->set_requests(upstream.requests);
+    stats->set_hedges(upstream.hedges);
+    stats->set_hedge_wins(upstream.hedge_wins);
+    stats->set_hedge_credits(upstream.hedge_credits);
+    // One budget pays for hedges and fallbacks: retry_credits stays 0.
+    const int64_t nanos = absl::ToInt64Nanoseconds(upstream.hedge_delay);
+    stats->mutable_hedge_delay()->set_seconds(nanos / 1'000'000'000);
+    stats->mutable_hedge_delay()->set_nanos(
+        static_cast<int32_t>(nanos % 1'000'000'000));
   }
 }
 

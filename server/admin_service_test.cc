@@ -77,6 +77,15 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   a.attempts_fallback = 1;
   a.failures = 4;
   a.in_flight = 2;
+  a.upstream = "profiles";
+  hedge::UpstreamSnapshot profiles;
+  profiles.name = "profiles";
+  profiles.requests = 5;
+  profiles.hedges = 2;
+  profiles.hedge_wins = 1;
+  profiles.hedge_credits = 0.75;
+  profiles.hedge_delay = absl::Microseconds(1500);
+  engine.upstreams = {hedge::UpstreamSnapshot(), profiles};
   engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
                      Replica("http://c:3", hedge::CircuitState::kHalfOpen)};
   engine_.SetSnapshot(engine);
@@ -105,8 +114,21 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(first.attempts(), 8u);
   EXPECT_EQ(first.failures(), 4u);
   EXPECT_EQ(first.in_flight(), 2);
+  EXPECT_EQ(first.upstream(), "profiles");
+  EXPECT_EQ(stats.replicas(1).upstream(), "");
   EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_STATE_CLOSED);
   EXPECT_EQ(stats.replicas(2).circuit(), v1::CIRCUIT_STATE_HALF_OPEN);
+  ASSERT_EQ(stats.upstreams_size(), 2);
+  EXPECT_EQ(stats.upstreams(0).name(), "");
+  const v1::UpstreamStats& named = stats.upstreams(1);
+  EXPECT_EQ(named.name(), "profiles");
+  EXPECT_EQ(named.requests(), 5u);
+  EXPECT_EQ(named.hedges(), 2u);
+  EXPECT_EQ(named.hedge_wins(), 1u);
+  EXPECT_DOUBLE_EQ(named.hedge_credits(), 0.75);
+  EXPECT_EQ(named.retry_credits(), 0);
+  EXPECT_EQ(named.hedge_delay().seconds(), 0);
+  EXPECT_EQ(named.hedge_delay().nanos(), 1'500'000);
 }
 
 TEST_F(AdminServiceTest, GetMetricsIsTheSameExpositionAsMetricsEndpoint) {

@@ -1,8 +1,9 @@
 // tailgate: the hedged-read sidecar.
 //
-// Start-up: flags (a bad value prints one line naming the flag and exits
-// 2), the engine, the gRPC listeners (--listen: HedgedRead, health,
-// reflection; --admin: Admin), the HTTP listener (--metrics_listen), the
+// Start-up: flags and the --config file (a bad value prints one line
+// naming the flag, or the file, line and field, and exits 2), the engine,
+// the gRPC listeners (--listen: HedgedRead, health, reflection; --admin:
+// Admin), the HTTP listener (--metrics_listen), the
 // plain-HTTP door when --http_listen is set (server/http_door). Each
 // bound address is logged (event=listening), so port 0 can be discovered.
 //
@@ -34,6 +35,7 @@
 #include "hedge/transport/engine.h"
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
+#include "server/config_file.h"
 #include "server/cpu_set.h"
 #include "server/door_probe.h"
 #include "server/drain.h"
@@ -56,15 +58,21 @@
 namespace tailgate::server {
 namespace {
 
-void LogStart(Logger& log, const ServerConfig& config) {
-  const hedge::UpstreamConfig& upstream = config.engine.upstreams[0];
+std::string Backends(const hedge::UpstreamConfig& upstream) {
   std::vector<std::string> backends;
   for (const hygiene::ReplicaUrl& replica : upstream.replicas) {
     backends.push_back(replica.configured);
   }
+  return absl::StrJoin(backends, ",");
+}
+
+// The start line shows the first replica set's policy (the only one
+// without --config); with more than one, each has an event=upstream line.
+void LogStart(Logger& log, const ServerConfig& config) {
+  const hedge::UpstreamConfig& upstream = config.engine.upstreams[0];
   log.Info(
       "start",
-      {{"backends", absl::StrJoin(backends, ",")},
+      {{"backends", Backends(upstream)},
        {"hedge_delay", upstream.hedge_delay},
        {"hedge_fraction", upstream.budget.fraction},
        {"hedge_burst", upstream.budget.burst},
@@ -81,7 +89,22 @@ void LogStart(Logger& log, const ServerConfig& config) {
        {"backend_http2", upstream.http_version == hedge::HttpVersion::kHttp2},
        {"cpus",
         config.cpus.empty() ? std::string("any") : FormatCpuList(config.cpus)},
-       {"sched_policy", SchedPolicyName(config.sched_policy)}});
+       {"sched_policy", SchedPolicyName(config.sched_policy)},
+       {"upstreams", config.engine.upstreams.size()}});
+  if (config.engine.upstreams.size() < 2) return;
+  for (const hedge::UpstreamConfig& set : config.engine.upstreams) {
+    log.Info("upstream",
+             {{"name", set.name},
+              {"backends", Backends(set)},
+              {"hedge_delay", set.hedge_delay},
+              {"hedge_fraction", set.budget.fraction},
+              {"hedge_burst", set.budget.burst},
+              {"failure_threshold", set.circuit.failure_threshold},
+              {"cooldown", set.circuit.cooldown},
+              {"preconnect", set.preconnect},
+              {"backend_http2",
+               set.http_version == hedge::HttpVersion::kHttp2}});
+  }
 }
 
 // /healthz's probe of the gRPC read door: how long it may take, and how
@@ -315,7 +338,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage(
       "Hedged HTTP reads as a gRPC sidecar.\n"
-      "  tailgate --backends=http://10.0.0.7:8080,http://10.0.0.8:8080");
+      "  tailgate --backends=http://10.0.0.7:8080,http://10.0.0.8:8080\n"
+      "  tailgate --config=/etc/tailgate/sidecar.textproto");
   // --help lists the flags, which are defined beside their parser.
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
@@ -328,19 +352,29 @@ int main(int argc, char** argv) {
             args[1]);
     return 2;
   }
+  // The --config file under the flags given on the command line.
+  absl::StatusOr<tailgate::server::RawFlags> flags =
+      tailgate::server::ApplyConfigFile(
+          tailgate::server::RawFlagsFromCommandLine(),
+          tailgate::server::FlagOnCommandLine);
+  if (!flags.ok()) {
+    fprintf(stderr, "%s\n", std::string(flags.status().message()).c_str());
+    return 2;
+  }
   absl::StatusOr<tailgate::server::ServerConfig> config =
-      tailgate::server::ConfigFromFlags();
+      tailgate::server::ConfigFromRawFlags(*flags);
   if (!config.ok()) {
     fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
     return 2;
   }
   // What only the engine knows (whether this libcurl can speak h2c), as a
-  // bad flag like any other, before anything starts or logs.
+  // bad value like any other, before anything starts or logs.
   if (absl::Status engine =
           tailgate::hedge::Engine::CheckConfig(config->engine);
       !engine.ok()) {
     fprintf(stderr, "%s\n",
-            std::string(tailgate::server::ForFlagOfField(engine).message())
+            std::string(
+                tailgate::server::ForSourceOfField(engine, *flags).message())
                 .c_str());
     return 2;
   }

@@ -55,8 +55,10 @@ ClientMetric Histogram(const hedge::HistogramSnapshot& snapshot,
   return metric;
 }
 
+// Per-replica series: its set's name (the empty string for the default
+// set), then its URL.
 Labels Replica(const hedge::ReplicaSnapshot& replica) {
-  return {{"replica", replica.url}};
+  return {{"upstream", replica.upstream}, {"replica", replica.url}};
 }
 
 double CircuitStateValue(hedge::CircuitState state) {
@@ -69,6 +71,19 @@ double CircuitStateValue(hedge::CircuitState state) {
       break;
   }
   return 2;
+}
+
+// One family per metric name; `value` gives each upstream's sample.
+template <typename Value>
+MetricFamily PerUpstream(const char* name, const char* help, MetricType type,
+                         const hedge::EngineSnapshot& engine, Value value) {
+  MetricFamily family = Family(name, help, type);
+  for (const hedge::UpstreamSnapshot& upstream : engine.upstreams) {
+    ClientMetric metric = value(upstream);
+    metric.label = {{"upstream", upstream.name}};
+    family.metric.push_back(std::move(metric));
+  }
+  return family;
 }
 
 // One family per metric name; `value` gives each replica's sample.
@@ -131,8 +146,9 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
         {"hedge", replica.attempts_hedge},
         {"fallback", replica.attempts_fallback}};
     for (const auto& [kind, count] : kinds) {
-      attempts.metric.push_back(
-          Counter(count, {{"replica", replica.url}, {"kind", kind}}));
+      Labels labels = Replica(replica);
+      labels.push_back({"kind", kind});
+      attempts.metric.push_back(Counter(count, std::move(labels)));
     }
   }
   families.push_back(std::move(attempts));
@@ -198,6 +214,34 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       "Circuit transitions so far (the breaker's generation).",
       MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
         return Gauge(r.circuit.generation, Replica(r));
+      }));
+
+  families.push_back(PerUpstream(
+      "tailgate_upstream_requests_total", "Reads admitted, by upstream.",
+      MetricType::Counter, engine,
+      [](const hedge::UpstreamSnapshot& u) { return Counter(u.requests); }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_hedges_total",
+      "Extra attempts launched (hedges and fallbacks), by upstream.",
+      MetricType::Counter, engine,
+      [](const hedge::UpstreamSnapshot& u) { return Counter(u.hedges); }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_hedge_wins_total",
+      "Reads answered by the extra attempt with a status under 500, by "
+      "upstream.",
+      MetricType::Counter, engine,
+      [](const hedge::UpstreamSnapshot& u) { return Counter(u.hedge_wins); }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_hedge_credits",
+      "Extra-attempt credits available now, by upstream (each has its own "
+      "budget).",
+      MetricType::Gauge, engine,
+      [](const hedge::UpstreamSnapshot& u) { return Gauge(u.hedge_credits); }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_hedge_delay_seconds",
+      "The hedge delay in force now, by upstream.", MetricType::Gauge, engine,
+      [](const hedge::UpstreamSnapshot& u) {
+        return Gauge(absl::ToDoubleSeconds(u.hedge_delay));
       }));
 
   add("tailgate_request_duration_seconds", "Read latency, admission to answer.",

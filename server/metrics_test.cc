@@ -152,13 +152,13 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_rejected_total{reason=\"unknown_upstream\"} 12",
            "tailgate_rejected_total{reason=\"draining\"} 13",
            "tailgate_rejected_total{reason=\"overloaded\"} 4",
-           "tailgate_attempts_total{replica=\"http://"
+           "tailgate_attempts_total{upstream=\"\",replica=\"http://"
            "a:8001\",kind=\"primary\"} 8",
-           "tailgate_attempts_total{replica=\"http://a:8001\",kind=\"hedge\"} "
+           "tailgate_attempts_total{upstream=\"\",replica=\"http://a:8001\",kind=\"hedge\"} "
            "1",
-           "tailgate_attempts_total{replica=\"http://"
+           "tailgate_attempts_total{upstream=\"\",replica=\"http://"
            "a:8001\",kind=\"fallback\"} 0",
-           "tailgate_attempts_total{replica=\"http://"
+           "tailgate_attempts_total{upstream=\"\",replica=\"http://"
            "b:8002\",kind=\"fallback\"} 1",
            "tailgate_hedges_total 2",
            "tailgate_hedge_wins_total 1",
@@ -167,16 +167,16 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_hedges_skipped_total{reason=\"no_replica\"} 7",
            "tailgate_hedges_skipped_total{reason=\"no_capacity\"} 8",
            "tailgate_hedges_skipped_total{reason=\"no_budget\"} 9",
-           "tailgate_backend_failures_total{replica=\"http://a:8001\"} 6",
-           "tailgate_backend_failures_total{replica=\"http://b:8002\"} 0",
+           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://a:8001\"} 6",
+           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://b:8002\"} 0",
            "tailgate_in_flight_requests 2",
            "tailgate_in_flight_attempts 3",
-           "tailgate_replica_in_flight_attempts{replica=\"http://a:8001\"} 1",
+           "tailgate_replica_in_flight_attempts{upstream=\"\",replica=\"http://a:8001\"} 1",
            "tailgate_amplification_ratio 1.2",
            "tailgate_hedge_credits 1.5",
-           "tailgate_circuit_state{replica=\"http://a:8001\"} 1",
-           "tailgate_circuit_state{replica=\"http://b:8002\"} 2",
-           "tailgate_circuit_generation{replica=\"http://b:8002\"} 4",
+           "tailgate_circuit_state{upstream=\"\",replica=\"http://a:8001\"} 1",
+           "tailgate_circuit_state{upstream=\"\",replica=\"http://b:8002\"} 2",
+           "tailgate_circuit_generation{upstream=\"\",replica=\"http://b:8002\"} 4",
            "tailgate_preconnects_total{event=\"opened\"} 21",
            "tailgate_preconnects_total{event=\"used\"} 17",
            "tailgate_preconnects_total{event=\"discarded\"} 3",
@@ -187,11 +187,48 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
   }
 }
 
+TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
+  hedge::EngineSnapshot engine;
+  hedge::ReplicaSnapshot replica =
+      Replica("http://p:1", hedge::CircuitState::kClosed, 0);
+  replica.upstream = "profiles";
+  replica.failures = 2;
+  engine.replicas = {replica};
+  hedge::UpstreamSnapshot defaults;
+  defaults.requests = 3;
+  hedge::UpstreamSnapshot profiles;
+  profiles.name = "profiles";
+  profiles.requests = 7;
+  profiles.hedges = 2;
+  profiles.hedge_wins = 1;
+  profiles.hedge_credits = 0.5;
+  profiles.hedge_delay = absl::Milliseconds(10);
+  engine.upstreams = {defaults, profiles};
+  const std::string text = RenderMetrics(engine, {});
+  for (const char* line : {
+           "tailgate_backend_failures_total{upstream=\"profiles\",replica="
+           "\"http://p:1\"} 2",
+           "tailgate_circuit_state{upstream=\"profiles\",replica=\"http://"
+           "p:1\"} 0",
+           "tailgate_attempts_total{upstream=\"profiles\",replica=\"http://"
+           "p:1\",kind=\"hedge\"} 0",
+           "tailgate_upstream_requests_total{upstream=\"\"} 3",
+           "tailgate_upstream_requests_total{upstream=\"profiles\"} 7",
+           "tailgate_upstream_hedges_total{upstream=\"profiles\"} 2",
+           "tailgate_upstream_hedge_wins_total{upstream=\"profiles\"} 1",
+           "tailgate_upstream_hedge_credits{upstream=\"profiles\"} 0.5",
+           "tailgate_upstream_hedge_delay_seconds{upstream=\"profiles\"} "
+           "0.01",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
 TEST(MetricsTest, ClosedCircuitIsZero) {
   hedge::EngineSnapshot engine;
   engine.replicas = {Replica("http://c:1", hedge::CircuitState::kClosed, 0)};
   EXPECT_TRUE(HasLine(RenderMetrics(engine, {}),
-                      "tailgate_circuit_state{replica=\"http://c:1\"} 0"));
+                      "tailgate_circuit_state{upstream=\"\",replica=\"http://c:1\"} 0"));
 }
 
 TEST(MetricsTest, HistogramBucketsAreCumulative) {
@@ -206,9 +243,9 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
            "tailgate_request_duration_seconds_bucket{le=\"+Inf\"} 4",
            "tailgate_request_duration_seconds_count 4",
            "tailgate_request_duration_seconds_sum 5.032",
-           "tailgate_attempt_duration_seconds_bucket{replica=\"http://"
+           "tailgate_attempt_duration_seconds_bucket{upstream=\"\",replica=\"http://"
            "a:8001\",le=\"0.05\"} 2",
-           "tailgate_attempt_duration_seconds_count{replica=\"http://b:8002\"} "
+           "tailgate_attempt_duration_seconds_count{upstream=\"\",replica=\"http://b:8002\"} "
            "0",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;

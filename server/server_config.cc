@@ -8,15 +8,32 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "hedge/config/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 #include "server/cpu_set.h"
 #include "server/flag_values.h"
 
+ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
+          "Configuration file, protobuf text format (schema and example: "
+          "proto/tailgate/v1/config.proto, docs/sidecar.textproto): "
+          "listeners, global limits and named upstreams, each with its own "
+          "replicas and policy. These flags, when given on the command "
+          "line, override the file's values: --listen, --admin, "
+          "--metrics_listen, --http_listen, --timeout, --max_requests, "
+          "--max_attempts, --max_response_bytes, --max_buffered_bytes, "
+          "--max_streams_per_connection, --max_grpc_memory_bytes, "
+          "--max_connections, --send_timeout, --drain_timeout; and "
+          "--backends replaces the replicas of the default set (upstream "
+          "\"\"). --hedge_delay, --hedge_fraction, --hedge_burst, "
+          "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
+          "and --ca_file are the defaults of upstreams that leave them out.");
 ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
           "Comma-separated replica URLs of the default replica set, e.g. "
-          "http://10.0.0.7:8080,http://10.0.0.8:8080 (required).");
+          "http://10.0.0.7:8080,http://10.0.0.8:8080 (required without "
+          "--config).");
 ABSL_FLAG(std::string, listen, tailgate::server::RawFlags().listen,
           "gRPC address for HedgedRead, health and reflection: host:port, "
           "[ipv6]:port or unix:/path. Port 0 picks a free port (logged).");
@@ -121,6 +138,12 @@ namespace {
 // returns are placeholders and status() tells the caller to stop.
 class FlagReader {
  public:
+  // `locations` (may be null; must outlive the reader): values that came
+  // from the config file, by key (RawFlags::file_locations).
+  explicit FlagReader(
+      const absl::flat_hash_map<std::string, std::string>* locations)
+      : locations_(locations) {}
+
   int64_t Integer(absl::string_view flag, const std::string& text) {
     return Take(flag, flags::ParseInteger(text), int64_t{0});
   }
@@ -160,15 +183,29 @@ class FlagReader {
     return placeholder;
   }
 
-  void Fail(absl::string_view flag, absl::string_view problem) {
-    if (status_.ok()) {
-      status_ = flags::ForFlag(flag, absl::InvalidArgumentError(problem));
+  // `key` is a flag's name, or a config file key (RawFlags::file_locations)
+  // when the value came from the file.
+  void Fail(absl::string_view key, absl::string_view problem) {
+    if (!status_.ok()) return;
+    if (locations_ != nullptr) {
+      if (auto it = locations_->find(key); it != locations_->end()) {
+        status_ = absl::InvalidArgumentError(
+            absl::StrCat(it->second, ": ", key, ": ", problem));
+        return;
+      }
     }
+    status_ = flags::ForFlag(key, absl::InvalidArgumentError(problem));
+  }
+
+  // Keeps `status` if no error came first.
+  void Adopt(const absl::Status& status) {
+    if (status_.ok()) status_ = status;
   }
 
   const absl::Status& status() const { return status_; }
 
  private:
+  const absl::flat_hash_map<std::string, std::string>* const locations_;
   absl::Status status_;
 };
 
@@ -200,30 +237,127 @@ constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
     {"timer_spin", "timer_spin"},
 };
 
-// The engine configuration from the flags; its values are checked by
-// ValidateEngineConfig, not here.
-hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
-                                          const RawFlags& flags) {
-  hedge::EngineConfig engine;
-  hedge::UpstreamConfig& upstream = engine.upstreams.emplace_back();
-  if (flags.backends.empty()) {
-    reader.Fail("backends", "required: a comma-separated list of replica URLs");
-  } else {
-    upstream.replicas =
-        reader.Take("backends", hygiene::ParseReplicaList(flags.backends),
-                    std::vector<hygiene::ReplicaUrl>());
+// The flag that sets `field` (kFlagOfField), with a named upstream's
+// "upstreams.NAME." prefix ignored; "" when no flag does.
+absl::string_view FlagOfField(absl::string_view field) {
+  if (absl::ConsumePrefix(&field, "upstreams.")) {
+    const size_t dot = field.rfind('.');
+    if (dot == absl::string_view::npos) return "";
+    field.remove_prefix(dot + 1);
   }
-  upstream.hedge_delay = reader.Duration("hedge_delay", flags.hedge_delay);
+  for (const auto& [known, flag] : kFlagOfField) {
+    if (known == field) return flag;
+  }
+  return "";
+}
+
+// The policy of a replica set that sets none of its own: the flags'.
+// Parsed by a reader of its own, so that an error names the flag even
+// when the default set in the file sets the field of the same key.
+hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
+                                       const RawFlags& flags) {
+  FlagReader flag_only(nullptr);
+  hedge::UpstreamConfig upstream;
+  upstream.hedge_delay = flag_only.Duration("hedge_delay", flags.hedge_delay);
   upstream.budget.fraction =
-      reader.Number("hedge_fraction", flags.hedge_fraction);
-  upstream.budget.burst = reader.Number("hedge_burst", flags.hedge_burst);
+      flag_only.Number("hedge_fraction", flags.hedge_fraction);
+  upstream.budget.burst = flag_only.Number("hedge_burst", flags.hedge_burst);
   upstream.circuit.failure_threshold =
-      reader.Int("failure_threshold", flags.failure_threshold);
-  upstream.circuit.cooldown = reader.Duration("cooldown", flags.cooldown);
+      flag_only.Int("failure_threshold", flags.failure_threshold);
+  upstream.circuit.cooldown = flag_only.Duration("cooldown", flags.cooldown);
   upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
                                               : hedge::HttpVersion::kHttp1;
   upstream.ca_file = flags.ca_file;
-  upstream.preconnect = reader.Int("preconnect", flags.preconnect);
+  upstream.preconnect = flag_only.Int("preconnect", flags.preconnect);
+  reader.Adopt(flag_only.status());
+  return upstream;
+}
+
+// One replica set: `raw`'s own values over `defaults`. `replicas_key`
+// names where its replicas came from.
+hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
+                                      const hedge::UpstreamConfig& defaults,
+                                      const RawUpstream& raw,
+                                      absl::string_view replicas_key) {
+  const std::string prefix =
+      raw.name.empty() ? "" : absl::StrCat("upstreams.", raw.name, ".");
+  const auto key = [&prefix](absl::string_view field) {
+    return absl::StrCat(prefix, field);
+  };
+  hedge::UpstreamConfig upstream = defaults;
+  upstream.name = raw.name;
+  upstream.replicas =
+      reader.Take(replicas_key, hygiene::ParseReplicaList(raw.replicas),
+                  std::vector<hygiene::ReplicaUrl>());
+  if (!raw.hedge_delay.empty()) {
+    upstream.hedge_delay = reader.Duration(key("hedge_delay"), raw.hedge_delay);
+  }
+  if (!raw.hedge_fraction.empty()) {
+    upstream.budget.fraction =
+        reader.Number(key("hedge_fraction"), raw.hedge_fraction);
+  }
+  if (!raw.hedge_burst.empty()) {
+    upstream.budget.burst = reader.Number(key("hedge_burst"), raw.hedge_burst);
+  }
+  if (!raw.failure_threshold.empty()) {
+    upstream.circuit.failure_threshold =
+        reader.Int(key("failure_threshold"), raw.failure_threshold);
+  }
+  if (!raw.cooldown.empty()) {
+    upstream.circuit.cooldown = reader.Duration(key("cooldown"), raw.cooldown);
+  }
+  if (!raw.preconnect.empty()) {
+    upstream.preconnect = reader.Int(key("preconnect"), raw.preconnect);
+  }
+  if (raw.http2.has_value()) {
+    upstream.http_version =
+        *raw.http2 ? hedge::HttpVersion::kHttp2 : hedge::HttpVersion::kHttp1;
+  }
+  if (!raw.ca_file.empty()) {
+    upstream.ca_file = raw.ca_file;
+    if (access(raw.ca_file.c_str(), R_OK) != 0) {
+      reader.Fail(key("ca_file"),
+                  absl::StrCat("cannot read \"", raw.ca_file, "\""));
+    }
+  }
+  return upstream;
+}
+
+// The engine configuration from the flags (and the config file's sets);
+// its values are checked by ValidateEngineConfig, not here.
+hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
+                                          const RawFlags& flags) {
+  hedge::EngineConfig engine;
+  const hedge::UpstreamConfig defaults = UpstreamDefaults(reader, flags);
+  std::vector<RawUpstream> sets = flags.upstreams;
+  // --backends sets the default set's replicas: the file's, or its own.
+  bool from_backends = false;
+  if (!flags.backends.empty()) {
+    auto it = std::find_if(sets.begin(), sets.end(), [](const RawUpstream& u) {
+      return u.name.empty();
+    });
+    if (it == sets.end()) it = sets.insert(sets.begin(), RawUpstream());
+    it->replicas = flags.backends;
+    from_backends = true;
+  }
+  if (sets.empty()) {
+    if (flags.config.empty()) {
+      reader.Fail("backends",
+                  "required: a comma-separated list of replica URLs");
+    } else {
+      reader.Fail("config", absl::StrCat("\"", flags.config,
+                                         "\" has no upstreams, and no "
+                                         "--backends is given"));
+    }
+  }
+  for (const RawUpstream& raw : sets) {
+    const std::string replicas_key =
+        raw.name.empty()
+            ? std::string(from_backends ? "backends" : "replicas")
+            : absl::StrCat("upstreams.", raw.name, ".replicas");
+    engine.upstreams.push_back(
+        UpstreamFromRaw(reader, defaults, raw, replicas_key));
+  }
 
   engine.timeout = reader.Duration("timeout", flags.timeout);
   engine.admission.max_requests =
@@ -239,19 +373,37 @@ hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
 }  // namespace
 
 absl::Status ForFlagOfField(const absl::Status& status) {
+  return ForSourceOfField(status, RawFlags());
+}
+
+absl::Status ForSourceOfField(const absl::Status& status,
+                              const RawFlags& flags) {
   const std::optional<std::string> field = hedge::ErrorField(status);
   if (!field.has_value()) return status;
-  for (const auto& [known, flag] : kFlagOfField) {
-    if (known == *field) {
-      return flags::ForFlag(
-          flag, absl::Status(status.code(), hedge::ErrorProblem(status)));
+  const absl::string_view problem = hedge::ErrorProblem(status);
+  const auto& locations = flags.file_locations;
+  if (auto it = locations.find(*field); it != locations.end()) {
+    return absl::Status(status.code(),
+                        absl::StrCat(it->second, ": ", *field, ": ", problem));
+  }
+  const absl::string_view flag = FlagOfField(*field);
+  // A named upstream's field that the file left to its flag.
+  if (absl::StartsWith(*field, "upstreams.")) {
+    const std::string upstream = field->substr(0, field->rfind('.'));
+    if (auto it = locations.find(upstream); it != locations.end()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat(it->second, ": ", *field,
+                       flag.empty() ? "" : absl::StrCat(" (from --", flag, ")"),
+                       ": ", problem));
     }
   }
-  return status;
+  if (flag.empty()) return status;
+  return flags::ForFlag(flag, absl::Status(status.code(), problem));
 }
 
 absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
-  FlagReader reader;
+  FlagReader reader(&flags.file_locations);
   ServerConfig config;
   config.engine = EngineConfigFromFlags(reader, flags);
 
@@ -342,13 +494,14 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   if (!reader.status().ok()) return reader.status();
 
   if (absl::Status s = hedge::ValidateEngineConfig(config.engine); !s.ok()) {
-    return ForFlagOfField(s);
+    return ForSourceOfField(s, flags);
   }
   if (config.max_buffered_bytes < config.engine.max_response_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_buffered_bytes: must be at least --max_response_bytes (",
-        config.engine.max_response_bytes, "), got ",
-        config.max_buffered_bytes));
+    reader.Fail("max_buffered_bytes",
+                absl::StrCat("must be at least max_response_bytes (",
+                             config.engine.max_response_bytes, "), got ",
+                             config.max_buffered_bytes));
+    return reader.status();
   }
   // Only now is max_requests known to be in range.
   config.max_streams_per_connection =
@@ -362,6 +515,7 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
 
 RawFlags RawFlagsFromCommandLine() {
   RawFlags flags;
+  flags.config = absl::GetFlag(FLAGS_config);
   flags.backends = absl::GetFlag(FLAGS_backends);
   flags.listen = absl::GetFlag(FLAGS_listen);
   flags.admin = absl::GetFlag(FLAGS_admin);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -39,8 +40,26 @@
 
 namespace tailgate::server {
 
+// A replica set from the config file (config_file.h), its values as text
+// like the flags'. An empty value (nullopt for http2) takes the value of
+// the flag of the same name.
+struct RawUpstream {
+  std::string name;      // "" is the default set
+  std::string replicas;  // comma-separated, like --backends
+  std::string hedge_delay;
+  std::string hedge_fraction;
+  std::string hedge_burst;
+  std::string failure_threshold;
+  std::string cooldown;
+  std::string preconnect;
+  std::optional<bool> http2;
+  std::string ca_file;
+};
+
 // The flag values as given; the member defaults are the flags' defaults.
+// With --config, ApplyConfigFile (config_file.h) has folded the file in.
 struct RawFlags {
+  std::string config;  // --config: path of the configuration file
   std::string backends;
   std::string listen = "127.0.0.1:8080";
   std::string admin = "127.0.0.1:9090";
@@ -70,6 +89,19 @@ struct RawFlags {
   std::string http_listen;  // empty: no plain-HTTP door
   std::string http_max_connections = "1024";
   std::string http_header_timeout = "10s";
+
+  // From the config file: its replica sets, in the file's order. The
+  // default set ("") is among them if the file has one; --backends on the
+  // command line replaces its replicas, or makes it (with the flags'
+  // policy) when the file has none.
+  std::vector<RawUpstream> upstreams;
+  // Where the file set each value taken from it, as "FILE:LINE:COLUMN",
+  // by key: the flag's name for a global setting ("timeout"), the field
+  // for the default set ("hedge_delay"), "upstreams.NAME.FIELD" for a named
+  // set's, and "upstreams.NAME" for the set itself. An error about a value
+  // names this place ("sidecar.textproto:7:3: timeout: ...") instead of
+  // its flag.
+  absl::flat_hash_map<std::string, std::string> file_locations;
 };
 
 struct ServerConfig {
@@ -100,7 +132,9 @@ struct ServerConfig {
   // The policy of the threads gRPC and the listeners start
   // (sched_policy.h).
   SchedPolicy sched_policy = SchedPolicy::kNormal;
-  hedge::EngineConfig engine;  // one upstream: the default set ("")
+  // Its upstreams: the default set ("") from --backends, and the config
+  // file's sets.
+  hedge::EngineConfig engine;
   // The plain-HTTP door (server/http_door), when --http_listen is set.
   std::optional<ListenAddress> http_listen;
   int http_max_connections = 1024;
@@ -108,13 +142,22 @@ struct ServerConfig {
 };
 
 // INVALID_ARGUMENT for the first bad value found, with a message that
-// starts with the flag ("--timeout: must be positive, got 0").
+// starts with the flag ("--timeout: must be positive, got 0"), or with its
+// place in the config file (see RawFlags::file_locations).
 absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags);
 
 // A FieldError from the engine's validation (ValidateEngineConfig, or
 // Engine::Create's checks of libcurl) as "--flag: problem" for the flag
 // that sets the field; any other status as it is.
 absl::Status ForFlagOfField(const absl::Status& status);
+
+// Like ForFlagOfField, but a field whose value came from the config file
+// is named by its place there: "sidecar.textproto:12:5:
+// upstreams.a.hedge_fraction: must be in [0, 1], got 1.5". A named
+// upstream's field the file left to its flag reads "FILE:LINE:COLUMN:
+// upstreams.a.hedge_delay (from --hedge_delay): ...".
+absl::Status ForSourceOfField(const absl::Status& status,
+                              const RawFlags& flags);
 
 // The process's --flags, as RawFlags.
 RawFlags RawFlagsFromCommandLine();

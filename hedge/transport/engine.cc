@@ -150,6 +150,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // its own admission's credit may pay for its hedge.
   upstream->budget().OnAdmission();
   Bump(counters_.requests);
+  Bump(upstream->totals().requests);
   Bump(counters_.in_flight_requests, int64_t{1});
 
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
@@ -161,6 +162,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
       // The loop has stopped: refused after all (`read` frees its permit;
       // the credit it earned no longer matters).
       counters_.requests.fetch_sub(1, std::memory_order_relaxed);
+      upstream->totals().requests.fetch_sub(1, std::memory_order_relaxed);
       Bump(counters_.in_flight_requests, int64_t{-1});
       return absl::UnavailableError(kShuttingDown);
     case ReadInbox::PushResult::kQueuedWakeUp:
@@ -312,6 +314,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   ReplicaCounters& replica = upstream.counters(action.replica);
   replica.CountAttempt(action.kind);
   counters_.CountLaunch(action.kind);
+  if (action.kind != AttemptKind::kPrimary) Bump(upstream.totals().hedges);
   if (!slot->http.Prepare(request, attempt_limits_, slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
     CountFailure(upstream, action.replica);
@@ -339,7 +342,10 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   absl::StatusOr<EngineResponse> result;
   if (action.attempt >= 0) {
     EngineResponse response = TakeResponse(read, action.attempt, now);
-    if (response.trace.hedge_won) Bump(counters_.hedge_wins);
+    if (response.trace.hedge_won) {
+      Bump(counters_.hedge_wins);
+      Bump(read.upstream.totals().hedge_wins);
+    }
     result = std::move(response);
   } else {
     counters_.CountReadError(action.error);

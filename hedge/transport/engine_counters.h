@@ -31,6 +31,13 @@ struct ReplicaCounters {
   void CopyTo(ReplicaSnapshot& replica) const;
 };
 
+// One upstream's read totals (its replicas have their own counters).
+struct UpstreamCounters {
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> hedges{0};
+  std::atomic<uint64_t> hedge_wins{0};
+};
+
 // Engine-wide counters.
 struct EngineCounters {
   std::atomic<uint64_t> requests{0};

@@ -28,6 +28,16 @@ struct ReplicaSnapshot {
   HistogramSnapshot attempt_duration;
 };
 
+// One replica set's totals and the policy values in force now.
+struct UpstreamSnapshot {
+  std::string name;  // "" for the default set
+  uint64_t requests = 0;    // admitted
+  uint64_t hedges = 0;      // extra attempts of either kind
+  uint64_t hedge_wins = 0;  // reads answered by the extra attempt, < 500
+  double hedge_credits = 0;
+  absl::Duration hedge_delay;  // the delay a read without its own gets now
+};
+
 struct EngineSnapshot {
   uint64_t requests = 0;             // admitted
   uint64_t rejected_overloaded = 0;  // refused by max_requests
@@ -52,7 +62,8 @@ struct EngineSnapshot {
   absl::Duration timer_lateness_total;
   absl::Duration timer_spin_total;  // CPU time spent spinning for timers
   HistogramSnapshot request_duration;
-  std::vector<ReplicaSnapshot> replicas;
+  std::vector<ReplicaSnapshot> replicas;     // upstream by upstream
+  std::vector<UpstreamSnapshot> upstreams;  // in configuration order
 };
 
 }  // namespace tailgate::hedge

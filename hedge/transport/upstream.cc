@@ -1,5 +1,6 @@
 #include "hedge/transport/upstream.h"
 
+#include <optional>
 #include <utility>
 
 namespace tailgate::hedge::transport {
@@ -28,7 +29,14 @@ Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
 }
 
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
-  snapshot.hedge_credits += budget_.credits();
+  UpstreamSnapshot& totals = snapshot.upstreams.emplace_back();
+  totals.name = config_.name;
+  totals.requests = totals_.requests.load(std::memory_order_relaxed);
+  totals.hedges = totals_.hedges.load(std::memory_order_relaxed);
+  totals.hedge_wins = totals_.hedge_wins.load(std::memory_order_relaxed);
+  totals.hedge_credits = budget_.credits();
+  totals.hedge_delay = delay_->DelayFor(std::nullopt);
+  snapshot.hedge_credits += totals.hedge_credits;
   const WarmConnectionStats warm = warm_.stats();
   snapshot.warm_connections.opened += warm.opened;
   snapshot.warm_connections.used += warm.used;

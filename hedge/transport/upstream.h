@@ -47,10 +47,12 @@ class Upstream {
   HedgeBudget& budget() { return budget_; }
   HedgeDelayPolicy& delay() { return *delay_; }
   ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
+  UpstreamCounters& totals() { return totals_; }
   WarmConnections& warm() { return warm_; }
 
-  // Appends one ReplicaSnapshot per replica, and adds this upstream's
-  // credits and warm connections to the engine-wide figures.
+  // Appends its UpstreamSnapshot and one ReplicaSnapshot per replica, and
+  // adds this upstream's credits and warm connections to the engine-wide
+  // figures.
   void AddTo(EngineSnapshot& snapshot) const;
 
  private:
@@ -60,6 +62,7 @@ class Upstream {
   HedgeBudget budget_;
   std::unique_ptr<HedgeDelayPolicy> delay_;
   std::vector<ReplicaCounters> counters_;  // by replica index
+  UpstreamCounters totals_;
   WarmConnections warm_;
 };
 

@@ -79,6 +79,12 @@ class TailgateE2eTest : public ::testing::Test {
                       url);
     }
     flags.insert(flags.begin(), backends_flag);
+    StartTailgateWithFlags(std::move(flags));
+  }
+
+  // Starts tailgate with `flags` only (such as --config, without
+  // --backends).
+  void StartTailgateWithFlags(const std::vector<std::string>& flags) {
     absl::StatusOr<std::unique_ptr<TailgateProcess>> process =
         TailgateProcess::Start(TailgateBinary(), flags);
     ASSERT_TRUE(process.ok()) << process.status();

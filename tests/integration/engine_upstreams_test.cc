@@ -1,0 +1,122 @@
+// Named upstreams through real I/O: each replica set has its own hedge
+// budget, and its own totals in the engine's snapshot.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "hedge/hygiene/replica_url.h"
+#include "tests/integration/engine_fixture.h"
+
+namespace tailgate::testing {
+namespace {
+
+class EngineUpstreamsTest : public EngineFixture {
+ protected:
+  // Replicas 0-1 serve upstream "slow", 2-3 upstream "other"; each set
+  // hedges after 5 ms with a budget that starts at 3 credits and earns
+  // 0.01 per read. A timer hedge leaves a reserve of 1 credit for
+  // fallbacks, so each set can pay for two hedges before it runs dry.
+  void StartTwoUpstreams() {
+    hedge::EngineConfig config;
+    const std::vector<std::string> urls = ReplicaUrls();
+    for (const auto& [name, first] :
+         {std::pair<std::string, size_t>{"slow", 0}, {"other", 2}}) {
+      hedge::UpstreamConfig& upstream = config.upstreams.emplace_back();
+      upstream.name = name;
+      absl::StatusOr<std::vector<hygiene::ReplicaUrl>> replicas =
+          hygiene::ParseReplicaList(
+              absl::StrCat(urls[first], ",", urls[first + 1]));
+      ASSERT_TRUE(replicas.ok()) << replicas.status();
+      upstream.replicas = *replicas;
+      upstream.hedge_delay = absl::Milliseconds(5);
+      upstream.budget = hedge::HedgeBudgetConfig{0.01, 3};
+    }
+    absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
+        hedge::Engine::Create(std::move(config));
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *std::move(engine);
+  }
+
+  hedge::EngineRead GetFrom(std::string upstream, std::string target) const {
+    hedge::EngineRead read = Get(std::move(target));
+    read.upstream = std::move(upstream);
+    return read;
+  }
+
+  static const hedge::UpstreamSnapshot* Find(const hedge::EngineSnapshot& s,
+                                             const std::string& name) {
+    for (const hedge::UpstreamSnapshot& upstream : s.upstreams) {
+      if (upstream.name == name) return &upstream;
+    }
+    return nullptr;
+  }
+};
+
+TEST_F(EngineUpstreamsTest, SlowUpstreamCannotSpendAnotherUpstreamsCredits) {
+  const Handler script = Route({
+      {"/slow", Always(Answer("slow", absl::Milliseconds(60)))},
+      {"/other", PerAttempt({Answer("late", absl::Seconds(2)),
+                             Answer("fast")})},
+  });
+  StartReplicas({script, script, script, script});
+  StartTwoUpstreams();
+
+  // Every read of "slow" wants a hedge; its credits pay for two.
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response =
+        Read(GetFrom("slow", absl::StrCat("/slow?i=", i)));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->trace.hedged, i < 2) << i;
+  }
+  hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.skipped_no_budget, 2u);
+
+  // "other" still has its own credits: its slow primary is hedged, and the
+  // hedge answers.
+  absl::StatusOr<hedge::EngineResponse> other =
+      Read(GetFrom("other", "/other?x"));
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->body, "fast");
+  EXPECT_TRUE(other->trace.hedged);
+  EXPECT_TRUE(other->trace.hedge_won);
+
+  stats = engine_->Snapshot();
+  ASSERT_EQ(stats.upstreams.size(), 2u);
+  const hedge::UpstreamSnapshot* slow = Find(stats, "slow");
+  const hedge::UpstreamSnapshot* other_stats = Find(stats, "other");
+  ASSERT_NE(slow, nullptr);
+  ASSERT_NE(other_stats, nullptr);
+  EXPECT_EQ(slow->requests, 4u);
+  EXPECT_EQ(slow->hedges, 2u);
+  EXPECT_NEAR(slow->hedge_credits, 1.03, 1e-6);
+  EXPECT_EQ(slow->hedge_delay, absl::Milliseconds(5));
+  EXPECT_EQ(other_stats->requests, 1u);
+  EXPECT_EQ(other_stats->hedges, 1u);
+  EXPECT_EQ(other_stats->hedge_wins, 1u);
+  EXPECT_NEAR(other_stats->hedge_credits, 2, 1e-6);
+  EXPECT_NEAR(stats.hedge_credits, 3.03, 1e-6);  // the sum over upstreams
+  for (const hedge::ReplicaSnapshot& replica : stats.replicas) {
+    const bool in_slow = replica.url == ReplicaUrls()[0] ||
+                         replica.url == ReplicaUrls()[1];
+    EXPECT_EQ(replica.upstream, in_slow ? "slow" : "other") << replica.url;
+  }
+  ExpectIdle();
+}
+
+TEST_F(EngineUpstreamsTest, UnknownUpstreamIsNotFoundNamingIt) {
+  StartReplicas({Always(Answer("ok")), Always(Answer("ok")),
+                 Always(Answer("ok")), Always(Answer("ok"))});
+  StartTwoUpstreams();
+  absl::StatusOr<hedge::EngineResponse> response = Read(GetFrom("", "/x"));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(response.status().message(), "unknown upstream \"\"");
+  response = Read(GetFrom("nope", "/x"));
+  EXPECT_EQ(response.status().message(), "unknown upstream \"nope\"");
+}
+
+}  // namespace
+}  // namespace tailgate::testing
