@@ -299,7 +299,8 @@ int Run(const ServerConfig& config) {
   }
 
   const int signal = AwaitTerminationSignal([&log] {
-    log.Info("sighup_ignored", {{"reason", "no configuration to reload"}});
+    log.Info("sighup_ignored",
+             {{"reason", "the configuration is read at start-up only"}});
   });
   ExitOnNextTerminationSignal();
   // Refuse and flip readiness first: once drain_start is logged, probes see

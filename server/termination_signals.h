@@ -2,7 +2,8 @@
 // handlers: they are blocked in every thread and taken with sigwait(2).
 // SIGHUP is blocked and taken the same way, and only reported: it does not
 // end the process (a sidecar's supervisor or a closed terminal must not
-// kill it with reads in flight; there is no configuration to reload yet).
+// kill it with reads in flight; the configuration is read at start-up
+// only).
 //
 // main calls BlockTerminationSignals() first, before any thread exists, so
 // every thread inherits the mask. After start-up it calls
