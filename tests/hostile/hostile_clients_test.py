@@ -240,6 +240,22 @@ class HostileClientTest(unittest.TestCase):
         self.assertGreater(peak, base + cap)  # the bounds were reached
         self.assert_normal_read_works(sidecar)
 
+    def test_a_grpc_timeout_of_a_million_years_is_capped_not_expired(self):
+        # 99 999 999 hours, the largest grpc-timeout there is: past what a
+        # std::chrono time point holds once added to now.
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.target)
+        stream = connection.start_call([("grpc-timeout", "99999999H")])
+        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/far")),
+                        end=True)
+        status, text, reset = connection.finish(stream)
+        response = connection.responses[stream]["data"]
+        connection.close()
+        self.assertEqual((status, reset), (OK, None), text)
+        message = tailgate_pb2.ReadResponse.FromString(response[5:])
+        self.assertEqual(message.status, 200)
+        self.assertEqual(message.body, b"r:/far")
+
     def test_a_newline_in_grpc_timeout_cannot_forge_a_log_line(self):
         sidecar = self.start()
         connection = raw_h2.Connection(sidecar.target)
