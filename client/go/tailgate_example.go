@@ -236,7 +236,7 @@ func (e *example) stats() {
 }
 
 // circuitName compares by number: CircuitState's String() returns the
-// deprecated short name (CIRCUIT_CLOSED), declared first for each number.
+// older short name (CIRCUIT_CLOSED), declared first for each number.
 func circuitName(state tailgatev1.CircuitState) string {
 	switch state {
 	case tailgatev1.CircuitState_CIRCUIT_STATE_CLOSED:

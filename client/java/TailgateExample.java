@@ -286,7 +286,7 @@ public final class TailgateExample {
   }
 
   /**
-   * The circuit state by number. CircuitState has aliases (the deprecated
+   * The circuit state by number. CircuitState has aliases (the older
    * short names come first, so getCircuit() returns CIRCUIT_CLOSED and the
    * like); the CIRCUIT_STATE_*_VALUE constants are the current names.
    */

@@ -54,7 +54,7 @@ const descriptor = fromProtoLoader('protobufjs/ext/descriptor');
 //   enums: String    enum values as names ('METHOD_HEAD', 'SERVING') instead
 //                    of numbers. For a number with several names (the
 //                    CircuitState aliases) protobufjs gives the first one
-//                    declared, the deprecated CIRCUIT_CLOSED: see
+//                    declared, the older CIRCUIT_CLOSED: see
 //                    circuitStateName. Requests accept names or numbers.
 //   defaults: true   proto3 leaves zero values off the wire; with this they
 //                    read back as 0, false, '' and an empty Buffer (a HEAD's
@@ -217,7 +217,7 @@ async function waitFor(condition, limitMs = 5000) {
 }
 
 // CircuitState has two names per number (see tailgate.proto). With
-// enums: String the loader gives the first declared, deprecated one
+// enums: String the loader gives the first declared, older one
 // (CIRCUIT_CLOSED); this gives the current CIRCUIT_STATE_ name for either.
 function circuitStateName(definition, name) {
   const values = definition['tailgate.v1.CircuitState'].type.value;
