@@ -249,7 +249,8 @@ class JavaClientEndToEndTest(unittest.TestCase):
         (line,) = self.calls("deadline")
         self.assertEqual((line["kind"], line["code"]),
                          ("error", "DEADLINE_EXCEEDED"), line)
-        self.assertGreaterEqual(int(line["elapsed_ms"]), SHORT_DEADLINE_MS)
+        # The sidecar may answer a hair before the client's own timer.
+        self.assertGreaterEqual(int(line["elapsed_ms"]), SHORT_DEADLINE_MS - 5)
         self.assertLess(int(line["elapsed_ms"]), STALL_MS)
 
     def test_cancelled_context_is_cancelled(self):
