@@ -20,11 +20,14 @@ StalledCalls::~StalledCalls() {
 
 uint64_t StalledCalls::Watch(StalledCall* call, absl::Time now) {
   hedge::MutexLock lock(&mu_);
-  const bool was_empty = entries_.empty();
   const uint64_t token = next_token_++;
   entries_.emplace(token, Entry{now + send_timeout_, call});
-  // Only an idle reaper needs waking; a busy one looks again within a tick.
-  if (was_empty) changed_.Signal();
+  // Only a reaper asleep for want of entries needs waking (at most once per
+  // tick, however many reads); one ticking looks again within a tick.
+  if (reaper_idle_) {
+    reaper_idle_ = false;
+    changed_.SignalAll();  // Unwatch may wait on the same condition
+  }
   return token;
 }
 
@@ -83,9 +86,16 @@ void StalledCalls::Run() {
   for (;;) {
     {
       hedge::MutexLock lock(&mu_);
-      while (!stopping_ && entries_.empty()) changed_.Wait(&mu_);
+      while (!stopping_ && entries_.empty()) {
+        reaper_idle_ = true;
+        changed_.Wait(&mu_);
+      }
+      reaper_idle_ = false;
       if (stopping_) return;
-      changed_.WaitWithDeadline(&mu_, absl::Now() + tick_);
+      // Woken early only by a finished cancel or by stopping.
+      const absl::Time wake = absl::Now() + tick_;
+      while (!stopping_ && !changed_.WaitWithDeadline(&mu_, wake)) {
+      }
       if (stopping_) return;
     }
     ReapExpired(absl::Now());

@@ -72,6 +72,9 @@ class StalledCalls {
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t cancelled_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The reaper waits for a first entry; Watch signals only then, so reads
+  // do not wake it one by one.
+  bool reaper_idle_ ABSL_GUARDED_BY(mu_) = false;
   std::thread::id reaper_ ABSL_GUARDED_BY(mu_);  // thread inside Cancel
   std::thread thread_;
 };
