@@ -10,6 +10,7 @@
 #include "hedge/hedge_budget.h"
 #include "hedge/read_decision.h"
 #include "hedge/replica_picker.h"
+#include "hedge/retry_budget.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -20,6 +21,7 @@ struct Policy {
         breakers{breakers_storage[0].get(), breakers_storage[1].get()},
         picker(breakers),
         budget(HedgeBudgetConfig{0.25, 4}),
+        retry_budget(RetryBudgetConfig{}),
         limits(AdmissionConfig{128, 160}) {}
 
   static std::vector<std::unique_ptr<CircuitBreaker>> MakeBreakers() {
@@ -33,6 +35,7 @@ struct Policy {
   std::vector<CircuitBreaker*> breakers;
   ReplicaPicker picker;
   HedgeBudget budget;
+  RetryBudget retry_budget;
   AdmissionLimits limits;
 };
 
@@ -40,11 +43,13 @@ struct Policy {
 // and the hedge timer fires first, so the extra attempt wins.
 void RunReads(benchmark::State& state, bool hedged) {
   Policy policy;
-  const ReadPolicy read_policy{&policy.picker, &policy.budget, &policy.limits};
+  const ReadPolicy read_policy{&policy.picker, &policy.budget,
+                               &policy.retry_budget, &policy.limits};
   absl::Time now = absl::UnixEpoch();
   for (auto _ : state) {
     auto permit = policy.limits.TryAdmitRequest();
     policy.budget.OnAdmission();
+    policy.retry_budget.OnAdmission(now);
     ReadDecision decision(read_policy,
                           ReadOptions{false, absl::Milliseconds(5)});
     benchmark::DoNotOptimize(decision.Start(now));

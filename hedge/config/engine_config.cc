@@ -7,12 +7,27 @@
 namespace tailgate::hedge {
 namespace {
 
+absl::Status ValidateTenantShare(double share) {
+  // Written so that NaN fails too.
+  if (!(share > 0 && share <= 1)) {
+    return FieldError("tenant_share",
+                      absl::StrCat("must be in (0, 1], got ", share));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateUpstream(const UpstreamConfig& upstream,
                               absl::Duration timeout) {
   if (upstream.replicas.empty()) {
     return FieldError("replicas", "no replica configured");
   }
   if (absl::Status s = ValidateHedgeBudgetConfig(upstream.budget); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateRetryBudgetConfig(upstream.retry); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateTenantShare(upstream.tenant_share); !s.ok()) {
     return s;
   }
   if (absl::Status s = ValidateCircuitConfig(upstream.circuit); !s.ok()) {
@@ -49,6 +64,9 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
                                    absl::FormatDuration(config.timeout)));
   }
   if (absl::Status s = ValidateAdmissionConfig(config.admission); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateTenantShare(config.tenant_share); !s.ok()) {
     return s;
   }
   if (config.max_response_bytes < 1 ||

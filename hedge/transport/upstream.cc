@@ -1,5 +1,6 @@
 #include "hedge/transport/upstream.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -8,7 +9,9 @@ namespace tailgate::hedge::transport {
 Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
                    EngineObserver* observer)
     : config_(config),
+      clock_(clock),
       budget_(config.budget),
+      retry_budget_(config.retry),
       delay_(std::make_unique<FixedHedgeDelay>(config.hedge_delay)),
       counters_(config.replicas.size()),
       warm_(clock, WarmConnections::Options{config.preconnect}) {
@@ -26,6 +29,17 @@ Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
     raw.push_back(breakers_.back().get());
   }
   picker_ = std::make_unique<ReplicaPicker>(raw);
+  if (config_.tenant_share < 1) {
+    // The tenant's own reads earn its credits at the set's rate; it may
+    // bank its share of the burst (at least one credit, or it could never
+    // hedge).
+    const HedgeBudgetConfig share{
+        config_.budget.fraction,
+        std::max(1.0, config_.tenant_share * config_.budget.burst)};
+    for (int slot = 0; slot < TenantTable::kSlots; ++slot) {
+      tenant_budgets_.push_back(std::make_unique<HedgeBudget>(share));
+    }
+  }
 }
 
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
@@ -35,6 +49,7 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
   totals.hedges = totals_.hedges.load(std::memory_order_relaxed);
   totals.hedge_wins = totals_.hedge_wins.load(std::memory_order_relaxed);
   totals.hedge_credits = budget_.credits();
+  totals.retry_credits = retry_budget_.credits(clock_.Now());
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
   snapshot.hedge_credits += totals.hedge_credits;
   const WarmConnectionStats warm = warm_.stats();

@@ -1,6 +1,6 @@
 // Upstream: one named replica set with its own policy objects (breakers,
-// picker, hedge budget, hedge delay), counters and warm connections; and
-// UpstreamSet, every configured upstream by name.
+// picker, hedge and retry budgets, hedge delay), counters and warm connections;
+// and UpstreamSet, every configured upstream by name.
 //
 // Thread safety: an Upstream's configuration is constant after
 // construction; its policy objects and counters are safe from any thread;
@@ -22,6 +22,8 @@
 #include "hedge/hedge_budget.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/replica_picker.h"
+#include "hedge/retry_budget.h"
+#include "hedge/tenant_table.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
@@ -45,6 +47,13 @@ class Upstream {
 
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return budget_; }
+  RetryBudget& retry_budget() { return retry_budget_; }
+  // The hedge credits of tenant slot `slot` (hedge/tenant_table.h): its
+  // own reads earn them, and its hedges take one here before one of
+  // budget()'s. Null when tenant_share is 1 (no per-tenant limit).
+  HedgeBudget* tenant_budget(int slot) {
+    return tenant_budgets_.empty() ? nullptr : tenant_budgets_[slot].get();
+  }
   HedgeDelayPolicy& delay() { return *delay_; }
   ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
   UpstreamCounters& totals() { return totals_; }
@@ -57,9 +66,12 @@ class Upstream {
 
  private:
   const UpstreamConfig config_;
+  Clock& clock_;
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
   std::unique_ptr<ReplicaPicker> picker_;
   HedgeBudget budget_;
+  RetryBudget retry_budget_;
+  std::vector<std::unique_ptr<HedgeBudget>> tenant_budgets_;  // by slot
   std::unique_ptr<HedgeDelayPolicy> delay_;
   std::vector<ReplicaCounters> counters_;  // by replica index
   UpstreamCounters totals_;
