@@ -223,13 +223,16 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
     if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
     return SkipReason::kNoRetryBudget;
   }
-  // The tenant's own credit first: a tenant without one never touches the
-  // credits the other tenants' reads earned. (If the hedge budget then
-  // refuses, the tenant's credit is spent without an attempt, which keeps
-  // both bounds.)
-  if (policy_.tenant_budget != nullptr &&
-      !policy_.tenant_budget->TryConsume()) {
-    return SkipReason::kNoTenantBudget;
+  if (policy_.tenant_credits != nullptr) {
+    switch (policy_.tenant_credits->TryConsume(policy_.tenant_slot,
+                                               *policy_.budget, now)) {
+      case TenantCredits::Result::kTaken:
+        return std::nullopt;
+      case TenantCredits::Result::kNoTenantCredit:
+        return SkipReason::kNoTenantBudget;
+      case TenantCredits::Result::kNoSharedCredit:
+        return SkipReason::kNoBudget;
+    }
   }
   if (policy_.budget->TryConsume()) return std::nullopt;
   return SkipReason::kNoBudget;

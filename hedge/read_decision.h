@@ -15,8 +15,9 @@
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
 //    an attempt permit is free and its budget yields a credit: a hedge
-//    takes one from the read's tenant's hedge credits (when the policy has
-//    them), then one from the hedge budget; a fallback takes one from the
+//    takes one from the read's tenant's hedge credits and one from the
+//    hedge budget (TenantCredits, when the policy has them; the hedge
+//    budget alone otherwise); a fallback takes one from the
 //    retry budget only, so hedges can never leave a failed primary without
 //    its fallback. Otherwise the read goes on without it (kExtraSkipped
 //    says why). A hedge skipped at the timer leaves the decision open: if
@@ -55,6 +56,7 @@
 #include "hedge/hedge_budget.h"
 #include "hedge/replica_picker.h"
 #include "hedge/retry_budget.h"
+#include "hedge/tenant_credits.h"
 
 namespace tailgate::hedge {
 
@@ -128,8 +130,10 @@ struct ReadPolicy {
   HedgeBudget* budget;        // timer hedges
   RetryBudget* retry_budget;  // failure fallbacks
   AdmissionLimits* limits;
-  // The read's tenant's own share of hedge credits; null: none to check.
-  HedgeBudget* tenant_budget = nullptr;
+  // The tenants' own shares of the hedge credits (null: none to check),
+  // and the read's tenant's slot in it.
+  TenantCredits* tenant_credits = nullptr;
+  int tenant_slot = 0;
 };
 
 struct ReadOptions {

@@ -71,7 +71,7 @@ class ReadDecisionTest : public ::testing::Test {
     picker_ = std::make_unique<ReplicaPicker>(raw);
     budget_ = std::make_unique<HedgeBudget>(budget);
     retry_budget_ = std::make_unique<RetryBudget>(retry);
-    tenant_budget_.reset();
+    tenant_credits_.reset();
     limits_ = std::make_unique<AdmissionLimits>(admission);
   }
 
@@ -88,7 +88,7 @@ class ReadDecisionTest : public ::testing::Test {
   ReadDecision& NewRead(ReadOptions options = {false, kDelay}) {
     reads_.push_back(std::make_unique<ReadDecision>(
         ReadPolicy{picker_.get(), budget_.get(), retry_budget_.get(),
-                   limits_.get(), tenant_budget_.get()},
+                   limits_.get(), tenant_credits_.get(), tenant_slot_},
         options));
     return *reads_.back();
   }
@@ -109,7 +109,8 @@ class ReadDecisionTest : public ::testing::Test {
   std::unique_ptr<ReplicaPicker> picker_;
   std::unique_ptr<HedgeBudget> budget_;
   std::unique_ptr<RetryBudget> retry_budget_;
-  std::unique_ptr<HedgeBudget> tenant_budget_;  // null unless a test sets it
+  std::unique_ptr<TenantCredits> tenant_credits_;  // null unless set
+  int tenant_slot_ = 0;
   std::unique_ptr<AdmissionLimits> limits_;
   std::vector<std::unique_ptr<ReadDecision>> reads_;
 };
@@ -474,7 +475,9 @@ TEST_F(ReadDecisionTest, SkippedHedgeAndSkippedFallbackEndTheRead) {
 
 TEST_F(ReadDecisionTest, TenantWithoutCreditLeavesTheHedgeBudgetAlone) {
   Configure(2, {0.5, 10});
-  tenant_budget_ = std::make_unique<HedgeBudget>(HedgeBudgetConfig{0.5, 1});
+  // A share of 0.1 of a burst of 10: one credit of the tenant's own.
+  tenant_credits_ =
+      std::make_unique<TenantCredits>(HedgeBudgetConfig{0.5, 10}, 0.1);
   ReadDecision& first = NewRead();
   first.Start(At(0));
   EXPECT_EQ(Describe(first.OnHedgeTimer(At(25))), "launch a1 r1 hedge");

@@ -170,8 +170,8 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // its own admission's credit may pay for its hedge.
   upstream->budget().OnAdmission();
   upstream->retry_budget().OnAdmission(now);
-  if (HedgeBudget* credits = upstream->tenant_budget(tenant)) {
-    credits->OnAdmission();
+  if (TenantCredits* credits = upstream->tenant_credits()) {
+    credits->OnAdmission(tenant, now);
   }
   Bump(counters_.requests);
   Bump(tenant_counters.requests);

@@ -50,7 +50,7 @@ struct Read {
         deadline_source(deadline_source),
         decision(ReadPolicy{&upstream.picker(), &upstream.budget(),
                             &upstream.retry_budget(), &limits,
-                            upstream.tenant_budget(tenant)},
+                            upstream.tenant_credits(), tenant},
                  options) {}
 
   // The replica attempt `attempt` went to, and its counters.

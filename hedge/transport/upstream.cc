@@ -1,6 +1,5 @@
 #include "hedge/transport/upstream.h"
 
-#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -30,15 +29,8 @@ Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
   }
   picker_ = std::make_unique<ReplicaPicker>(raw);
   if (config_.tenant_share < 1) {
-    // The tenant's own reads earn its credits at the set's rate; it may
-    // bank its share of the burst (at least one credit, or it could never
-    // hedge).
-    const HedgeBudgetConfig share{
-        config_.budget.fraction,
-        std::max(1.0, config_.tenant_share * config_.budget.burst)};
-    for (int slot = 0; slot < TenantTable::kSlots; ++slot) {
-      tenant_budgets_.push_back(std::make_unique<HedgeBudget>(share));
-    }
+    tenant_credits_ =
+        std::make_unique<TenantCredits>(config_.budget, config_.tenant_share);
   }
 }
 

@@ -23,7 +23,7 @@
 #include "hedge/hedge_delay.h"
 #include "hedge/replica_picker.h"
 #include "hedge/retry_budget.h"
-#include "hedge/tenant_table.h"
+#include "hedge/tenant_credits.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
@@ -48,12 +48,9 @@ class Upstream {
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return budget_; }
   RetryBudget& retry_budget() { return retry_budget_; }
-  // The hedge credits of tenant slot `slot` (hedge/tenant_table.h): its
-  // own reads earn them, and its hedges take one here before one of
-  // budget()'s. Null when tenant_share is 1 (no per-tenant limit).
-  HedgeBudget* tenant_budget(int slot) {
-    return tenant_budgets_.empty() ? nullptr : tenant_budgets_[slot].get();
-  }
+  // Each tenant's own share of budget() (hedge/tenant_credits.h); null
+  // when tenant_share is 1 (no per-tenant limit).
+  TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
   ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
   UpstreamCounters& totals() { return totals_; }
@@ -71,7 +68,7 @@ class Upstream {
   std::unique_ptr<ReplicaPicker> picker_;
   HedgeBudget budget_;
   RetryBudget retry_budget_;
-  std::vector<std::unique_ptr<HedgeBudget>> tenant_budgets_;  // by slot
+  std::unique_ptr<TenantCredits> tenant_credits_;  // null: share 1
   std::unique_ptr<HedgeDelayPolicy> delay_;
   std::vector<ReplicaCounters> counters_;  // by replica index
   UpstreamCounters totals_;
