@@ -31,6 +31,7 @@ enum class Scenario {
   kThroughput,
   kChaos,
   kOverload,
+  kTenants,
 };
 
 // How the experiment's clients reach each sidecar: loopback TCP (the
@@ -95,6 +96,8 @@ inline constexpr double kDefaultChaosRate = 500;
 inline constexpr absl::Duration kDefaultChaosDuration = absl::Seconds(10);
 // Far above what a sidecar with --max_requests=16 serves on two cores.
 inline constexpr double kDefaultOverloadRate = 20000;
+inline constexpr double kDefaultTenantsRate = 200;  // the well-behaved tenant
+inline constexpr absl::Duration kDefaultTenantsDuration = absl::Seconds(10);
 // Offered loads of --sweep: from far below to beyond what two cores carry,
 // closer together around 80 % of that (about 10 000 reads/s on the hosts
 // measured in docs/BENCHMARKS.md).

@@ -34,8 +34,8 @@
 
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
-          "seed (default), correlated, open_loop, throughput, chaos or "
-          "overload.");
+          "seed (default), correlated, open_loop, throughput, chaos, "
+          "overload or tenants.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated: measured sequential reads per policy (default "
           "2000, at least 100).");
@@ -43,13 +43,15 @@ ABSL_FLAG(std::string, warmup, "",
           "Uncounted fast reads on each fresh sidecar before measuring "
           "(default 50; even).");
 ABSL_FLAG(std::string, rate, "",
-          "open_loop, chaos, overload: offered load in reads per second "
-          "(default 1000; chaos 500; overload 20000, in its overload "
-          "phase).");
+          "open_loop, chaos, overload, tenants: offered load in reads per "
+          "second (default 1000; chaos 500; overload 20000, in its overload "
+          "phase; tenants 200, the well-behaved tenant's, the flood 4 "
+          "times that).");
 ABSL_FLAG(std::string, duration, "",
           "open_loop: sending time per point and policy; throughput: "
           "measuring time per side; chaos: the whole run (default 10s); "
-          "overload: each of its three phases (default 5s).");
+          "overload: each of its three phases (default 5s); tenants: each "
+          "of its three modes (default 10s).");
 ABSL_FLAG(bool, sweep, false,
           "open_loop: run a series of offered loads instead of --rate.");
 ABSL_FLAG(std::string, sweep_rates, "",
@@ -121,6 +123,8 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunChaosScenario(config, tailgate);
     case Scenario::kOverload:
       return RunOverloadScenario(config, tailgate);
+    case Scenario::kTenants:
+      return RunTenantsScenario(config, tailgate);
   }
   return absl::InternalError("unknown scenario");
 }
@@ -156,7 +160,8 @@ int main(int argc, char** argv) {
       "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
       "per policy, JSON lines on stdout.\n"
       "  experiment "
-      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload] "
+      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload|"
+      "tenants] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
