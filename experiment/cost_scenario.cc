@@ -7,10 +7,10 @@
 //   gateway   with --peer_gateway: a fresh Go gateway (the predecessor),
 //             HTTP/1.1, its default flags
 // Each arm, at each point, in each round: start the sidecar, warm it up
-// (one second of the same load), measure its idle CPU for two seconds, then
-// run the measured load and read its CPU time (utime + stime), resident
-// memory (anonymous and file-backed) and thread count around it. The arm
-// order reverses every round. A JSON line per measurement; at the end a
+// (one second of the same load), run the measured load and read its CPU
+// time (utime + stime), resident memory (anonymous and file-backed) and
+// thread count around it, then its CPU and memory over three quiet seconds
+// after it. The arm order reverses every round. A JSON line per measurement; at the end a
 // summary line per point with medians over the rounds and the ratios that
 // matter: tailgate's CPU per read and added mean latency against the
 // gateway's, and reads/s against nginx direct, each paired within a round.
@@ -48,7 +48,9 @@ namespace tailgate::experiment {
 namespace {
 
 constexpr absl::Duration kWarmup = absl::Seconds(1);
-constexpr absl::Duration kIdleWindow = absl::Seconds(2);
+// After each measured run: long enough for a sidecar that gives memory back
+// when reads stop (tailgate trims after a second without reads) to do so.
+constexpr absl::Duration kQuietWindow = absl::Seconds(3);
 constexpr absl::Duration kStartTimeout = absl::Seconds(10);
 // Both sidecars' admission limits sit above the saturating load (32
 // connections × 4 streams), so that they measure the path, not the gate.
@@ -208,7 +210,8 @@ struct Figures {
   double reads_per_second = 0;
   double mean_latency_us = 0;
   double cpu_us_per_read = 0;
-  double rss_mib = 0;
+  double rss_end_mib = 0;    // as the run ends
+  double rss_quiet_mib = 0;  // after the quiet window
 };
 
 absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
@@ -229,13 +232,8 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
   std::optional<ProcessUsage> before;
   std::optional<SidecarStats> stats_before;
   if (arm->pid != 0) {
-    absl::StatusOr<ProcessUsage> idle_start = ReadProcessUsage(arm->pid);
-    if (!idle_start.ok()) return idle_start.status();
-    absl::SleepFor(kIdleWindow);
     absl::StatusOr<ProcessUsage> usage = ReadProcessUsage(arm->pid);
     if (!usage.ok()) return usage.status();
-    line.AddDouble("idle_cpu_percent",
-                   100 * ((usage->cpu - idle_start->cpu) / kIdleWindow), 2);
     before = *usage;
     if (arm->admin != nullptr) {
       absl::StatusOr<SidecarStats> stats = arm->admin->GetStats();
@@ -262,13 +260,23 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
         report->done > 0
             ? absl::ToDoubleMicroseconds(cpu) / static_cast<double>(report->done)
             : 0;
-    figures.rss_mib = after->rss_kib / 1024.0;
+    // Then quiet: what the sidecar costs once the app stops reading.
+    absl::SleepFor(kQuietWindow);
+    absl::StatusOr<ProcessUsage> quiet = ReadProcessUsage(arm->pid);
+    if (!quiet.ok()) return quiet.status();
+    figures.rss_end_mib = after->rss_kib / 1024.0;
+    figures.rss_quiet_mib = quiet->rss_kib / 1024.0;
     line.AddDouble("sidecar_cpu_s", absl::ToDoubleSeconds(cpu), 2)
         .AddDouble("sidecar_cpu_us_per_read", figures.cpu_us_per_read, 1)
+        .AddInt("threads", after->threads)
         .AddInt("rss_kib", after->rss_kib)
         .AddInt("rss_anon_kib", after->rss_anon_kib)
         .AddInt("rss_file_kib", after->rss_file_kib)
-        .AddInt("threads", after->threads);
+        .AddDouble("quiet_cpu_percent",
+                   100 * ((quiet->cpu - after->cpu) / kQuietWindow), 2)
+        .AddInt("quiet_rss_kib", quiet->rss_kib)
+        .AddInt("quiet_rss_anon_kib", quiet->rss_anon_kib)
+        .AddInt("quiet_threads", quiet->threads);
   }
   if (stats_before.has_value()) {
     // h2load counts every 200 as a success; a gRPC error is one too.
@@ -317,14 +325,16 @@ void PrintSummary(const Results& results, bool with_gateway) {
     line.AddString("scenario", "cost").AddString("summary", point);
     for (ArmKind arm : {ArmKind::kTailgate, ArmKind::kGateway}) {
       if (!by.count(arm)) continue;
-      std::vector<double> cpu, rss;
+      std::vector<double> cpu, rss_end, rss_quiet;
       for (const auto& [round, f] : by.at(arm)) {
         cpu.push_back(f.cpu_us_per_read);
-        rss.push_back(f.rss_mib);
+        rss_end.push_back(f.rss_end_mib);
+        rss_quiet.push_back(f.rss_quiet_mib);
       }
       const std::string name = ArmName(arm);
       line.AddDouble(name + "_cpu_us_per_read", Median(cpu), 1)
-          .AddDouble(name + "_rss_mib", Median(rss), 1)
+          .AddDouble(name + "_rss_end_mib", Median(rss_end), 1)
+          .AddDouble(name + "_rss_quiet_mib", Median(rss_quiet), 1)
           .AddDouble(name + "_added_mean_us",
                      Median(Paired(by, arm, ArmKind::kDirect,
                                    [](const Figures& a, const Figures& d) {
@@ -348,10 +358,10 @@ void PrintSummary(const Results& results, bool with_gateway) {
                               return t.cpu_us_per_read / g.cpu_us_per_read;
                             })),
               3)
-          .AddDouble("rss_ratio",
+          .AddDouble("rss_end_ratio",
                      Median(Paired(by, ArmKind::kTailgate, ArmKind::kGateway,
                                    [](const Figures& t, const Figures& g) {
-                                     return t.rss_mib / g.rss_mib;
+                                     return t.rss_end_mib / g.rss_end_mib;
                                    })),
                      3);
     }

@@ -190,9 +190,11 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assertGreater(r["done"], 0, r)
             if r["arm"] != "tailgate":
                 continue
-            self.assert_fields(r, ["idle_cpu_percent", "sidecar_cpu_s",
-                                   "sidecar_cpu_us_per_read", "rss_kib",
-                                   "rss_anon_kib", "rss_file_kib", "threads"])
+            self.assert_fields(r, ["sidecar_cpu_s", "sidecar_cpu_us_per_read",
+                                   "rss_kib", "rss_anon_kib", "rss_file_kib",
+                                   "threads", "quiet_cpu_percent",
+                                   "quiet_rss_kib", "quiet_rss_anon_kib",
+                                   "quiet_threads"])
             self.assertGreater(r["threads"], 1)
             self.assertGreater(r["rss_anon_kib"], 0)
             # Every read h2load finished went through the sidecar (which
@@ -205,7 +207,8 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assert_fields(s, ["tailgate_cpu_us_per_read",
                                    "tailgate_added_mean_us",
                                    "tailgate_reads_ratio_to_direct",
-                                   "tailgate_rss_mib"])
+                                   "tailgate_rss_end_mib",
+                                   "tailgate_rss_quiet_mib"])
             self.assertNotIn("cpu_per_read_ratio", s)  # no --peer_gateway
 
     def test_bad_flags_are_one_line_and_exit_2(self):
