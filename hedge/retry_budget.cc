@@ -3,20 +3,23 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
 
 absl::Status ValidateRetryBudgetConfig(const RetryBudgetConfig& config) {
   // Written so that NaN fails too.
+  // %.10g: "1000001" rather than StrCat's "1e+06".
   if (!(config.fraction >= 0 && config.fraction <= 1)) {
-    return FieldError("retry_fraction",
-                      absl::StrCat("must be in [0, 1], got ", config.fraction));
+    return FieldError(
+        "retry_fraction",
+        absl::StrFormat("must be in [0, 1], got %.10g", config.fraction));
   }
   if (!(config.per_second >= 0 && config.per_second <= kMaxRetryPerSecond)) {
     return FieldError("retry_per_second",
-                      absl::StrCat("must be in [0, ", kMaxRetryPerSecond,
-                                   "], got ", config.per_second));
+                      absl::StrFormat("must be in [0, %.10g], got %.10g",
+                                      kMaxRetryPerSecond, config.per_second));
   }
   if (config.window < kMinRetryWindow || config.window > kMaxRetryWindow) {
     return FieldError(

@@ -36,7 +36,7 @@ TEST(RetryBudgetConfigTest, RejectionNamesTheField) {
   EXPECT_EQ(ValidateRetryBudgetConfig({1.5, 10, absl::Seconds(10)}).message(),
             "retry_fraction: must be in [0, 1], got 1.5");
   EXPECT_EQ(ValidateRetryBudgetConfig({0.2, -1, absl::Seconds(10)}).message(),
-            "retry_per_second: must be in [0, 1e+06], got -1");
+            "retry_per_second: must be in [0, 1000000], got -1");
   EXPECT_EQ(
       ValidateRetryBudgetConfig({0.2, 10, absl::Milliseconds(99)}).message(),
       "retry_window: must be in [100ms, 1h], got 99ms");

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
@@ -11,7 +12,7 @@ absl::Status ValidateTenantShare(double share) {
   // Written so that NaN fails too.
   if (!(share > 0 && share <= 1)) {
     return FieldError("tenant_share",
-                      absl::StrCat("must be in (0, 1], got ", share));
+                      absl::StrFormat("must be in (0, 1], got %.10g", share));
   }
   return absl::OkStatus();
 }
