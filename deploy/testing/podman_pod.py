@@ -15,7 +15,10 @@ something podman needs or the test's stand-ins:
   - probes are dropped: podman 4.3 turns them into healthchecks run inside
     the container with systemd timers (curl for httpGet; grpc it does not
     know), none of which this host or the image has. deploy/test-pod checks
-    /healthz and the gRPC health services from outside instead.
+    /healthz from outside instead;
+  - container ports are dropped: the test plays the pod on the host's
+    network (`--network host`), where podman refuses port mappings; the
+    ports the configuration names are the host's own.
 
 Everything else (volumes, mounts, arguments, security context, resources,
 hooks) is the classic manifest's own.
@@ -77,6 +80,8 @@ def podman_pod(deployment, args):
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             if container.pop(probe, None) is not None:
                 change(f"{container['name']}: no {probe}")
+        if container.pop("ports", None) is not None:
+            change(f"{container['name']}: no ports")
     return pod, changes
 
 
