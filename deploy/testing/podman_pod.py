@@ -20,8 +20,10 @@ something podman needs or the test's stand-ins:
     network (`--network host`), where podman refuses port mappings; the
     ports the configuration names are the host's own.
 
-Everything else (volumes, mounts, arguments, security context, resources,
-hooks) is the classic manifest's own.
+Everything else (volumes, mounts, arguments, security context, resources)
+is the classic manifest's own. The preStop hook stays in the file, but
+podman 4.3 does not run it: on `podman pod stop` every container gets
+SIGTERM at once, and tailgate drains at once.
 """
 
 import argparse
