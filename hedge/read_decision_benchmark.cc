@@ -70,5 +70,24 @@ BENCHMARK(BM_FastPrimary);
 void BM_HedgedRead(benchmark::State& state) { RunReads(state, true); }
 BENCHMARK(BM_HedgedRead);
 
+// What each admitted read pays each budget, side by side: the hedge
+// budget's lock-free earning, and the retry budget's mutex and slice
+// bookkeeping (time moving on by 2 ms a read, so slices roll over).
+void BM_HedgeBudgetAdmission(benchmark::State& state) {
+  HedgeBudget budget(HedgeBudgetConfig{0.1, 2});
+  for (auto _ : state) budget.OnAdmission();
+}
+BENCHMARK(BM_HedgeBudgetAdmission);
+
+void BM_RetryBudgetAdmission(benchmark::State& state) {
+  RetryBudget budget(RetryBudgetConfig{});
+  absl::Time now = absl::UnixEpoch();
+  for (auto _ : state) {
+    budget.OnAdmission(now);
+    now += absl::Milliseconds(2);
+  }
+}
+BENCHMARK(BM_RetryBudgetAdmission);
+
 }  // namespace
 }  // namespace tailgate::hedge
