@@ -197,11 +197,12 @@ class ExperimentSmokeTest(unittest.TestCase):
                                    LATENCY_FIELDS)
                 self.assertEqual(reads["tenant"], tenant)
                 self.assertEqual(reads["failed"], 0)
-                # Every read sent reached the sidecar's engine, admitted or
-                # refused, and the tenant's counters say which.
-                self.assertEqual(reads["tenant_requests"] +
-                                 reads["tenant_rejected"], reads["sent"])
-                self.assertEqual(reads["tenant_rejected"], reads["rejected"])
+                # Every read sent was admitted for its tenant or refused
+                # (by its share, or before the engine saw it).
+                self.assertEqual(reads["tenant_requests"] + reads["rejected"],
+                                 reads["sent"])
+                self.assertLessEqual(reads["tenant_rejected"],
+                                     reads["rejected"])
                 self.assertLessEqual(reads["tenant_hedge_wins"],
                                      reads["tenant_hedges"])
             self.assertEqual(line["a"]["sent"], 50)

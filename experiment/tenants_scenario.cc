@@ -45,10 +45,14 @@ constexpr int kMaxRequests = 32;
 // "a" (half a credit per read against the fifth of its reads that want a
 // hedge, 10 banked, 5 of them its own at a share of 0.5): its figures alone
 // are not bound by the budget, so what the flood changes is the flood's
-// doing. A small admission limit, so that the flood can fill it.
+// doing. A small admission limit, so that the flood can fill it; and room
+// for every call of both tenants on their one gRPC connection, so that
+// what refuses a read is the engine's admission, not the connection's
+// stream limit (2 * max_requests by default).
 std::vector<std::string> TenantFlags(const char* share) {
   return {"--hedge_delay=5ms", "--hedge_fraction=0.5", "--hedge_burst=10",
           absl::StrCat("--max_requests=", kMaxRequests),
+          "--max_streams_per_connection=4096",
           absl::StrCat("--tenant_share=", share)};
 }
 

@@ -274,7 +274,7 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.requests); }));
   families.push_back(PerTenant(
       "tailgate_tenant_rejected_total",
-      "Reads refused by admission (the tenant's share or max_requests), by "
+      "Reads the engine refused (the tenant's share or max_requests), by "
       "tenant.",
       MetricType::Counter, engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.rejected); }));
