@@ -49,6 +49,7 @@ absl::StatusOr<v1::ReadRequest> ToProto(const ReadRequest& request) {
     added->set_value(header.value);
   }
   proto.set_upstream(request.upstream);
+  proto.set_tenant(request.tenant);
   if (request.disable_hedge) proto.mutable_hedge()->set_disable(true);
   if (request.hedge_delay != absl::ZeroDuration()) {
     absl::StatusOr<google::protobuf::Duration> delay =

@@ -57,6 +57,8 @@ struct ReadRequest {
   std::vector<Header> headers;
   // Replica set; empty selects the sidecar's default set.
   std::string upstream;
+  // The tenant the read is done for (ReadRequest.tenant); empty for none.
+  std::string tenant;
   // No speculative hedge for this read (a failed primary may still fall
   // back to another replica).
   bool disable_hedge = false;

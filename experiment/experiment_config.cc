@@ -36,6 +36,7 @@ constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"seed", Scenario::kSeed},          {"correlated", Scenario::kCorrelated},
     {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
+    {"tenants", Scenario::kTenants},
     {"cost", Scenario::kCost},
 };
 
@@ -167,11 +168,13 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool straggler =
       scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
   const bool open_loop = scenario == Scenario::kOpenLoop;
+  const bool tenants = scenario == Scenario::kTenants;
   const bool paced = open_loop || scenario == Scenario::kChaos ||
-                     scenario == Scenario::kOverload;
+                     scenario == Scenario::kOverload || tenants;
   const bool chaos = scenario == Scenario::kChaos;
   const bool cost = scenario == Scenario::kCost;
   const bool throughput = scenario == Scenario::kThroughput || cost;
+  const bool plotted = straggler || open_loop || tenants;
   absl::Status status = RejectUnused(
       scenario,
       {{"requests", !straggler && !flags.requests.empty()},
@@ -186,7 +189,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
        {"concurrency", !throughput && !flags.concurrency.empty()},
        {"replica_down", !chaos && !flags.replica_down.empty()},
        {"replica_up", !chaos && !flags.replica_up.empty()},
-       {"plot_dir", !straggler && !open_loop && !flags.plot_dir.empty()}});
+       {"plot_dir", !plotted && !flags.plot_dir.empty()}});
   if (!status.ok()) return status;
   if (flags.sweep && !flags.rate.empty()) {
     return Invalid("rate",
@@ -207,6 +210,8 @@ double DefaultRate(Scenario scenario) {
       return kDefaultChaosRate;
     case Scenario::kOverload:
       return kDefaultOverloadRate;
+    case Scenario::kTenants:
+      return kDefaultTenantsRate;
     default:
       return kDefaultRate;
   }
@@ -320,6 +325,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   if (config.scenario == Scenario::kChaos) {
     config.duration = kDefaultChaosDuration;
   }
+  if (config.scenario == Scenario::kTenants) {
+    config.duration = kDefaultTenantsDuration;
+  }
   status = ParseGivenDuration("duration", flags.duration, kMinDuration,
                               kMaxDuration, config.duration);
   if (!status.ok()) return status;
@@ -332,6 +340,7 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   if (config.scenario == Scenario::kOpenLoop ||
       config.scenario == Scenario::kChaos ||
       config.scenario == Scenario::kOverload ||
+      config.scenario == Scenario::kTenants ||
       config.scenario == Scenario::kCost) {
     config.sweep = flags.sweep;
     status = ParseRates(flags, config);

@@ -31,6 +31,7 @@ enum class Scenario {
   kThroughput,
   kChaos,
   kOverload,
+  kTenants,
   kCost,
 };
 
@@ -103,6 +104,8 @@ inline constexpr double kDefaultChaosRate = 500;
 inline constexpr absl::Duration kDefaultChaosDuration = absl::Seconds(10);
 // Far above what a sidecar with --max_requests=16 serves on two cores.
 inline constexpr double kDefaultOverloadRate = 20000;
+inline constexpr double kDefaultTenantsRate = 200;  // the well-behaved tenant
+inline constexpr absl::Duration kDefaultTenantsDuration = absl::Seconds(10);
 // cost: the fixed offered loads measured before saturation.
 inline constexpr double kDefaultCostRates[] = {1000, 4000};
 // Offered loads of --sweep: from far below to beyond what two cores carry,

@@ -174,6 +174,43 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertTrue(health["new_channel_read_ok"])
         self.assertIsNotNone(health["recovery_ms"])
 
+    def test_tenants(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "tenant_plots")
+        lines = self.json_lines("--scenario=tenants", "--rate=50",
+                                "--duration=1s", "--warmup=10",
+                                "--plot_dir=" + plot_dir)
+        self.assertEqual([line["mode"] for line in lines],
+                         ["alone", "flood", "flood_no_share"])
+        for line in lines:
+            self.assert_metrics(line)
+            self.assertEqual(line["offered_rps"], 50)
+            flood = line["mode"] != "alone"
+            self.assertEqual(line["flood_rps"], 200 if flood else 0)
+            self.assertEqual("b" in line, flood)
+            for tenant in ["a", "b"] if flood else ["a"]:
+                reads = line[tenant]
+                self.assert_fields(reads, ["sent", "ok", "rejected", "failed",
+                                           "tenant_requests",
+                                           "tenant_rejected",
+                                           "tenant_hedges",
+                                           "tenant_hedge_wins"] +
+                                   LATENCY_FIELDS)
+                self.assertEqual(reads["tenant"], tenant)
+                self.assertEqual(reads["failed"], 0)
+                # Every read sent was admitted for its tenant or refused
+                # (by its share, or before the engine saw it).
+                self.assertEqual(reads["tenant_requests"] + reads["rejected"],
+                                 reads["sent"])
+                self.assertLessEqual(reads["tenant_rejected"],
+                                     reads["rejected"])
+                self.assertLessEqual(reads["tenant_hedge_wins"],
+                                     reads["tenant_hedges"])
+            self.assertEqual(line["a"]["sent"], 50)
+        self.assertIn("--tenant_share=0.5", lines[1]["sidecar_flags"])
+        self.assertIn("--tenant_share=1", lines[2]["sidecar_flags"])
+        self.assertTrue(
+            os.path.getsize(os.path.join(plot_dir, "tenants_cdf.png")) > 0)
+
     def test_cost(self):
         lines = self.json_lines("--scenario=cost", "--rate=200",
                                 "--duration=1s", "--rounds=1",
@@ -225,6 +262,8 @@ class ExperimentSmokeTest(unittest.TestCase):
                              (["--sidecar_transport=quic"],
                               "--sidecar_transport"),
                              (["--sidecar_cpus=2-1"], "--sidecar_cpus"),
+                             (["--scenario=tenants", "--concurrency=4"],
+                              "--concurrency"),
                              (["--scenario=cost", "--rounds=0"], "--rounds"),
                              (["--rounds=2"], "--rounds"),
                              (["--scenario=cost", "--peer_gateway=/nonexistent"],

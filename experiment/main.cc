@@ -35,7 +35,7 @@
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
           "seed (default), correlated, open_loop, throughput, chaos, "
-          "overload or cost.");
+          "overload, tenants or cost.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated: measured sequential reads per policy (default "
           "2000, at least 100).");
@@ -43,15 +43,16 @@ ABSL_FLAG(std::string, warmup, "",
           "Uncounted fast reads on each fresh sidecar before measuring "
           "(default 50; even).");
 ABSL_FLAG(std::string, rate, "",
-          "open_loop, chaos, overload: offered load in reads per second "
-          "(default 1000; chaos 500; overload 20000, in its overload "
-          "phase); cost: the one fixed load before saturation (default "
+          "open_loop, chaos, overload, tenants: offered load in reads per "
+          "second (default 1000; chaos 500; overload 20000, in its overload "
+          "phase; tenants 200, the well-behaved tenant's, the flood 4 "
+          "times that); cost: the one fixed load before saturation (default "
           "1000 and 4000).");
 ABSL_FLAG(std::string, duration, "",
           "open_loop: sending time per point and policy; throughput: "
           "measuring time per side; chaos: the whole run (default 10s); "
-          "overload: each of its three phases (default 5s); cost: each "
-          "measured run.");
+          "overload: each of its three phases (default 5s); tenants: each "
+          "of its three modes (default 10s); cost: each measured run.");
 ABSL_FLAG(bool, sweep, false,
           "open_loop: run a series of offered loads instead of --rate.");
 ABSL_FLAG(std::string, sweep_rates, "",
@@ -132,6 +133,8 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunChaosScenario(config, tailgate);
     case Scenario::kOverload:
       return RunOverloadScenario(config, tailgate);
+    case Scenario::kTenants:
+      return RunTenantsScenario(config, tailgate);
     case Scenario::kCost:
       return RunCostScenario(config, tailgate);
   }
@@ -169,7 +172,8 @@ int main(int argc, char** argv) {
       "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
       "per policy, JSON lines on stdout.\n"
       "  experiment "
-      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload|cost] "
+      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload|"
+      "tenants|cost] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

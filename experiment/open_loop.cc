@@ -101,7 +101,8 @@ class OpenLoopRun {
     if (lag > late_after_) ++late_;
     max_lag_ = std::max(max_lag_, lag);
     ReadRequest request;
-    request.path = ReadPath(i);
+    request.path = options_.path(i);
+    request.tenant = options_.tenant;
     request.deadline = options_.deadline;
     client_.ReadAsync(
         request, [this, i, when, sent_at](absl::StatusOr<ReadResponse> result) {
@@ -127,12 +128,12 @@ class OpenLoopRun {
       case ReadOutcome::kFailed:
         ++failed_;
         if (failure_notes_.size() < kFailureNotes) {
-          failure_notes_.push_back(DescribeFailure(ReadPath(i), result));
+          failure_notes_.push_back(DescribeFailure(options_.path(i), result));
         }
         break;
       case ReadOutcome::kWrongAnswer:
         if (wrong_answers_++ == 0) {
-          first_wrong_answer_ = DescribeFailure(ReadPath(i), result);
+          first_wrong_answer_ = DescribeFailure(options_.path(i), result);
         }
         break;
     }

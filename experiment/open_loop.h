@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "client/client.h"
 #include "experiment/progress.h"
+#include "experiment/workload.h"
 
 namespace tailgate::experiment {
 
@@ -39,6 +40,9 @@ struct OpenLoopOptions {
   absl::Duration deadline = absl::Seconds(2);  // per read
   int64_t max_outstanding = 20000;
   absl::Duration late_after = absl::Milliseconds(1);
+  // What read i asks for, and for which tenant ("" for none).
+  std::string (*path)(uint64_t i) = ReadPath;
+  std::string tenant;
 };
 
 // How many failure descriptions an OpenLoopResult keeps.

@@ -36,6 +36,11 @@ absl::Status RunChaosScenario(const ExperimentConfig& config,
 absl::Status RunOverloadScenario(const ExperimentConfig& config,
                                  const std::string& tailgate);
 
+// tenants: a well-behaved tenant alone, then beside a tenant flooding slow
+// reads, with and without per-tenant shares.
+absl::Status RunTenantsScenario(const ExperimentConfig& config,
+                                const std::string& tailgate);
+
 // cost: what a read costs through tailgate (and the Go gateway, with
 // --peer_gateway) against nginx direct, from an external load generator.
 absl::Status RunCostScenario(const ExperimentConfig& config,

@@ -9,6 +9,7 @@ namespace {
 
 constexpr absl::string_view kReadPrefix = "/read?id=";
 constexpr absl::string_view kWarmupPrefix = "/warmup?n=";
+constexpr absl::string_view kSlowPrefix = "/slow?n=";
 
 // The number after `prefix`, if `target` is exactly prefix + digits.
 std::optional<uint64_t> NumberAfter(absl::string_view target,
@@ -26,6 +27,8 @@ std::optional<uint64_t> NumberAfter(absl::string_view target,
 std::string ReadPath(uint64_t id) { return absl::StrCat(kReadPrefix, id); }
 
 std::string WarmupPath(uint64_t n) { return absl::StrCat(kWarmupPrefix, n); }
+
+std::string SlowPath(uint64_t n) { return absl::StrCat(kSlowPrefix, n); }
 
 absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id) {
   const uint64_t slot = id % 10;
@@ -52,6 +55,7 @@ std::optional<absl::Duration> DelayForTarget(StragglerMix mix,
   if (NumberAfter(target, kWarmupPrefix).has_value()) {
     return mix == StragglerMix::kNone ? absl::ZeroDuration() : kFastDelay;
   }
+  if (NumberAfter(target, kSlowPrefix).has_value()) return kSlowDelay;
   return std::nullopt;
 }
 

@@ -24,8 +24,9 @@
 //                costs an attempt and cannot help);
 //   kNone        nobody waits (throughput).
 // Warm-up reads, GET /warmup?n=N, wait 2 ms on both replicas whatever the
-// mix (0 for kNone). Every answer is 200 with the body "replicated-value";
-// any other target gets a 404.
+// mix (0 for kNone). Slow reads, GET /slow?n=N, wait 40 ms on both replicas
+// whatever the mix (a flood that hedges cannot help: tenants). Every answer is
+// 200 with the body "replicated-value"; any other target gets a 404.
 //
 // Thread safety: pure functions.
 
@@ -51,6 +52,7 @@ enum class ReplicaName { kA = 0, kB = 1 };
 
 std::string ReadPath(uint64_t id);   // "/read?id=N"
 std::string WarmupPath(uint64_t n);  // "/warmup?n=N"
+std::string SlowPath(uint64_t n);    // "/slow?n=N"
 
 // How long `replica` waits before answering read `id`.
 absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id);

@@ -33,8 +33,6 @@ HedgeBudget::HedgeBudget(const HedgeBudgetConfig& config)
           static_cast<int64_t>(std::floor(config.fraction * kUnitsPerCredit))),
       cap_units_(
           static_cast<int64_t>(std::floor(config.burst * kUnitsPerCredit))),
-      reserve_units_(std::clamp<int64_t>(cap_units_ - kUnitsPerCredit, 0,
-                                         kUnitsPerCredit)),
       balance_units_(cap_units_) {}
 
 void HedgeBudget::OnAdmission() {
@@ -49,13 +47,11 @@ void HedgeBudget::OnAdmission() {
   } while (!balance_units_.compare_exchange_weak(balance, next));
 }
 
-bool HedgeBudget::TryConsume(Spend spend) {
+bool HedgeBudget::TryConsume() {
   if (!enabled_) return false;
-  const int64_t needed =
-      kUnitsPerCredit + (spend == Spend::kHedge ? reserve_units_ : 0);
   int64_t balance = balance_units_.load();
   do {
-    if (balance < needed) return false;
+    if (balance < kUnitsPerCredit) return false;
   } while (!balance_units_.compare_exchange_weak(balance,
                                                  balance - kUnitsPerCredit));
   // Counted after the credit is taken: extra() never runs ahead of it.

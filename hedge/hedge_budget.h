@@ -1,21 +1,18 @@
-// HedgeBudget: the aggregate credit budget for extra attempts.
+// HedgeBudget: the credit budget for speculative timer hedges.
 //
 // Every admitted read earns `fraction` of a credit (the balance is capped at
-// `burst`); every extra attempt (timer hedge or failure fallback) costs one
-// whole credit. The balance starts full at `burst`, and idle time earns
-// nothing. Hence, at every instant:
+// `burst`); every timer hedge costs one whole credit. The balance starts
+// full at `burst`, and idle time earns nothing. Hence, at every instant:
 //
-//   extra_attempts <= burst + fraction * admitted
+//   hedges <= burst + fraction * admitted
 //
-// A fraction of 0 disables every extra attempt, including failure fallbacks,
-// whatever the balance. So does a burst below 1: earnings are capped too, so
-// the balance never reaches a whole credit.
+// A fraction of 0 disables every timer hedge, whatever the balance. So does
+// a burst below 1: earnings are capped too, so the balance never reaches a
+// whole credit.
 //
-// Fallbacks come first: a speculative timer hedge must leave a reserve of
-// min(1, burst - 1) credits in the balance, which only a failure fallback
-// may take. When slow reads want more hedges than the fraction earns,
-// hedges still spend everything earned above the reserve, and a primary
-// that fails (a replica dying) still finds a credit for its fallback.
+// Failure fallbacks do not draw on it: they have a budget of their own
+// (retry_budget.h), so hedges may spend every credit here and a primary that
+// fails (a replica dying) still finds its fallback paid for.
 //
 // Credits are kept in fixed point (kUnitsPerCredit units per credit, the
 // fraction rounded down), so the bound holds exactly, with no floating-point
@@ -56,15 +53,9 @@ class HedgeBudget {
   // Earns `fraction` for one admitted read.
   void OnAdmission();
 
-  enum class Spend {
-    kFallback,  // a failed primary's retry: may take the reserve
-    kHedge,     // a speculative timer hedge: leaves the reserve
-  };
-
-  // Takes one credit for an extra attempt. False (and nothing taken) when
-  // the balance is below one credit (plus the reserve, for kHedge) or the
-  // fraction is 0.
-  bool TryConsume(Spend spend = Spend::kFallback);
+  // Takes one credit for a hedge. False (and nothing taken) when the
+  // balance is below one credit or the fraction is 0.
+  bool TryConsume();
 
   // The balance, in credits.
   double credits() const;
@@ -76,7 +67,6 @@ class HedgeBudget {
   const bool enabled_;  // fraction > 0
   const int64_t earn_units_;
   const int64_t cap_units_;
-  const int64_t reserve_units_;  // left in the balance by kHedge
 
   // Sequentially consistent, so that the bound holds across the three.
   std::atomic<int64_t> balance_units_;

@@ -116,28 +116,17 @@ TEST(HedgeBudgetTest, BurstBelowOneCreditAllowsNoExtraAttempt) {
   }
 }
 
+TEST(HedgeBudgetTest, HedgesSpendTheWholeBalance) {
+  // Fallbacks have a budget of their own: no credit is held back for them.
+  HedgeBudget budget({0.5, 1.5});
+  EXPECT_TRUE(budget.TryConsume());  // 1.5 -> 0.5
+  budget.OnAdmission();              // 1.0
+  EXPECT_TRUE(budget.TryConsume());  // 1.0 -> 0
+  EXPECT_FALSE(budget.TryConsume());
+  EXPECT_EQ(budget.extra(), 2u);
+}
+
 // Greedy spending after every admission reaches the bound exactly.
-TEST(HedgeBudgetTest, HedgesLeaveOneCreditForFallbacks) {
-  HedgeBudget budget({0.5, 3});
-  EXPECT_TRUE(budget.TryConsume(HedgeBudget::Spend::kHedge));   // 3 -> 2
-  EXPECT_TRUE(budget.TryConsume(HedgeBudget::Spend::kHedge));   // 2 -> 1
-  EXPECT_FALSE(budget.TryConsume(HedgeBudget::Spend::kHedge));  // the reserve
-  EXPECT_DOUBLE_EQ(budget.credits(), 1);
-  EXPECT_TRUE(budget.TryConsume(HedgeBudget::Spend::kFallback));  // 1 -> 0
-  EXPECT_EQ(budget.extra(), 3u);
-}
-
-TEST(HedgeBudgetTest, ReserveShrinksWithASmallBurst) {
-  // Burst 1.5: a reserve of half a credit; burst 1: none.
-  HedgeBudget half({0.5, 1.5});
-  EXPECT_TRUE(half.TryConsume(HedgeBudget::Spend::kHedge));  // 1.5 -> 0.5
-  half.OnAdmission();                                        // 1.0
-  EXPECT_FALSE(half.TryConsume(HedgeBudget::Spend::kHedge));
-  EXPECT_TRUE(half.TryConsume(HedgeBudget::Spend::kFallback));
-  HedgeBudget one({0.5, 1});
-  EXPECT_TRUE(one.TryConsume(HedgeBudget::Spend::kHedge));
-}
-
 TEST(HedgeBudgetTest, GreedySpendingMeetsTheBoundExactly) {
   HedgeBudget budget({0.1, 2});
   ASSERT_EQ(Drain(budget), 2);

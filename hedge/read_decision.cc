@@ -86,6 +86,10 @@ const char* SkipReasonName(SkipReason reason) {
       return "no_capacity";
     case SkipReason::kNoBudget:
       return "no_budget";
+    case SkipReason::kNoRetryBudget:
+      return "no_retry_budget";
+    case SkipReason::kNoTenantBudget:
+      return "no_tenant_budget";
   }
   return "unknown";
 }
@@ -191,10 +195,8 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
     return;
   }
-  if (!policy_.budget->TryConsume(kind == AttemptKind::kHedge
-                                      ? HedgeBudget::Spend::kHedge
-                                      : HedgeBudget::Spend::kFallback)) {
-    out.push_back(ExtraSkipped(SkipReason::kNoBudget));
+  if (std::optional<SkipReason> refused = TakeCredit(kind, now)) {
+    out.push_back(ExtraSkipped(*refused));
     return;
   }
   // Another read may have taken the last probe since HasAlternate; the
@@ -213,6 +215,27 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   launched_ = 2;
   extra_decided_ = true;
   out.push_back(Launch(1, pick->replica, kind));
+}
+
+std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
+                                                   absl::Time now) {
+  if (kind == AttemptKind::kFallback) {
+    if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
+    return SkipReason::kNoRetryBudget;
+  }
+  if (policy_.tenant_credits != nullptr) {
+    switch (policy_.tenant_credits->TryConsume(policy_.tenant_slot,
+                                               *policy_.budget, now)) {
+      case TenantCredits::Result::kTaken:
+        return std::nullopt;
+      case TenantCredits::Result::kNoTenantCredit:
+        return SkipReason::kNoTenantBudget;
+      case TenantCredits::Result::kNoSharedCredit:
+        return SkipReason::kNoBudget;
+    }
+  }
+  if (policy_.budget->TryConsume()) return std::nullopt;
+  return SkipReason::kNoBudget;
 }
 
 void ReadDecision::CancelInFlight(Actions& out, absl::Time now,

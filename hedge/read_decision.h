@@ -14,10 +14,15 @@
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
-//    an attempt permit is free and the budget yields a credit; otherwise the
-//    read goes on without it (kExtraSkipped says why). A hedge skipped at
-//    the timer leaves the decision open: if the primary then fails, the
-//    fallback is tried with the budget and capacity of that moment.
+//    an attempt permit is free and its budget yields a credit: a hedge
+//    takes one from the read's tenant's hedge credits and one from the
+//    hedge budget (TenantCredits, when the policy has them; the hedge
+//    budget alone otherwise); a fallback takes one from the
+//    retry budget only, so hedges can never leave a failed primary without
+//    its fallback. Otherwise the read goes on without it (kExtraSkipped
+//    says why). A hedge skipped at the timer leaves the decision open: if
+//    the primary then fails, the fallback is tried with the budget and
+//    capacity of that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes.
 //  - When no attempt is left in flight and none succeeded: the most recent
@@ -50,6 +55,8 @@
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
 #include "hedge/replica_picker.h"
+#include "hedge/retry_budget.h"
+#include "hedge/tenant_credits.h"
 
 namespace tailgate::hedge {
 
@@ -76,7 +83,14 @@ enum class ReadError {
 const char* ReadErrorName(ReadError error);
 
 // Why no extra attempt was launched when one was wanted.
-enum class SkipReason { kNoReplica, kNoCapacity, kNoBudget };
+enum class SkipReason {
+  kNoReplica,
+  kNoCapacity,
+  kNoBudget,        // a hedge: no hedge credit
+  kNoRetryBudget,   // a fallback: no retry credit
+  kNoTenantBudget,  // a hedge: the read's tenant has no hedge credit left
+};
+inline constexpr int kSkipReasons = 5;
 const char* SkipReasonName(SkipReason reason);
 
 inline constexpr int kMaxAttempts = 2;
@@ -113,8 +127,13 @@ using Actions = absl::InlinedVector<Action, 4>;
 // The shared policy objects one read consults.
 struct ReadPolicy {
   ReplicaPicker* picker;
-  HedgeBudget* budget;
+  HedgeBudget* budget;        // timer hedges
+  RetryBudget* retry_budget;  // failure fallbacks
   AdmissionLimits* limits;
+  // The tenants' own shares of the hedge credits (null: none to check),
+  // and the read's tenant's slot in it.
+  TenantCredits* tenant_credits = nullptr;
+  int tenant_slot = 0;
 };
 
 struct ReadOptions {
@@ -159,6 +178,9 @@ class ReadDecision {
   };
 
   void TryLaunchExtra(AttemptKind kind, absl::Time now, Actions& out);
+  // Takes the credit an extra attempt of `kind` costs; the reason when
+  // there is none (and nothing taken, except as noted in the .cc).
+  std::optional<SkipReason> TakeCredit(AttemptKind kind, absl::Time now);
   // `timed_out`: each attempt in flight failed (sidecar timeout) rather
   // than being cancelled.
   void CancelInFlight(Actions& out, absl::Time now, bool timed_out = false);

@@ -10,6 +10,7 @@
 #include "hedge/hedge_budget.h"
 #include "hedge/read_decision.h"
 #include "hedge/replica_picker.h"
+#include "hedge/retry_budget.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -20,6 +21,7 @@ struct Policy {
         breakers{breakers_storage[0].get(), breakers_storage[1].get()},
         picker(breakers),
         budget(HedgeBudgetConfig{0.25, 4}),
+        retry_budget(RetryBudgetConfig{}),
         limits(AdmissionConfig{128, 160}) {}
 
   static std::vector<std::unique_ptr<CircuitBreaker>> MakeBreakers() {
@@ -33,6 +35,7 @@ struct Policy {
   std::vector<CircuitBreaker*> breakers;
   ReplicaPicker picker;
   HedgeBudget budget;
+  RetryBudget retry_budget;
   AdmissionLimits limits;
 };
 
@@ -40,11 +43,13 @@ struct Policy {
 // and the hedge timer fires first, so the extra attempt wins.
 void RunReads(benchmark::State& state, bool hedged) {
   Policy policy;
-  const ReadPolicy read_policy{&policy.picker, &policy.budget, &policy.limits};
+  const ReadPolicy read_policy{&policy.picker, &policy.budget,
+                               &policy.retry_budget, &policy.limits};
   absl::Time now = absl::UnixEpoch();
   for (auto _ : state) {
     auto permit = policy.limits.TryAdmitRequest();
     policy.budget.OnAdmission();
+    policy.retry_budget.OnAdmission(now);
     ReadDecision decision(read_policy,
                           ReadOptions{false, absl::Milliseconds(5)});
     benchmark::DoNotOptimize(decision.Start(now));
@@ -64,6 +69,25 @@ BENCHMARK(BM_FastPrimary);
 
 void BM_HedgedRead(benchmark::State& state) { RunReads(state, true); }
 BENCHMARK(BM_HedgedRead);
+
+// What each admitted read pays each budget, side by side: the hedge
+// budget's lock-free earning, and the retry budget's mutex and slice
+// bookkeeping (time moving on by 2 ms a read, so slices roll over).
+void BM_HedgeBudgetAdmission(benchmark::State& state) {
+  HedgeBudget budget(HedgeBudgetConfig{0.1, 2});
+  for (auto _ : state) budget.OnAdmission();
+}
+BENCHMARK(BM_HedgeBudgetAdmission);
+
+void BM_RetryBudgetAdmission(benchmark::State& state) {
+  RetryBudget budget(RetryBudgetConfig{});
+  absl::Time now = absl::UnixEpoch();
+  for (auto _ : state) {
+    budget.OnAdmission(now);
+    now += absl::Milliseconds(2);
+  }
+}
+BENCHMARK(BM_RetryBudgetAdmission);
 
 }  // namespace
 }  // namespace tailgate::hedge

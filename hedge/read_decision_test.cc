@@ -54,10 +54,11 @@ std::string Describe(const Actions& actions) {
 class ReadDecisionTest : public ::testing::Test {
  protected:
   // Replaces the policy objects (and the reads, after checking them).
-  // The default budget is roomy (burst 10): a test about the budget sets
-  // its own.
+  // The default budgets are roomy (burst 10; 100 retries): a test about a
+  // budget sets its own.
   void Configure(size_t replicas, HedgeBudgetConfig budget = {0.5, 10},
-                 AdmissionConfig admission = {100, 100}) {
+                 AdmissionConfig admission = {100, 100},
+                 RetryBudgetConfig retry = {0.5, 10, absl::Seconds(10)}) {
     ExpectAllReadsDone();
     reads_.clear();
     breakers_.clear();
@@ -69,6 +70,8 @@ class ReadDecisionTest : public ::testing::Test {
     }
     picker_ = std::make_unique<ReplicaPicker>(raw);
     budget_ = std::make_unique<HedgeBudget>(budget);
+    retry_budget_ = std::make_unique<RetryBudget>(retry);
+    tenant_credits_.reset();
     limits_ = std::make_unique<AdmissionLimits>(admission);
   }
 
@@ -84,7 +87,9 @@ class ReadDecisionTest : public ::testing::Test {
 
   ReadDecision& NewRead(ReadOptions options = {false, kDelay}) {
     reads_.push_back(std::make_unique<ReadDecision>(
-        ReadPolicy{picker_.get(), budget_.get(), limits_.get()}, options));
+        ReadPolicy{picker_.get(), budget_.get(), retry_budget_.get(),
+                   limits_.get(), tenant_credits_.get(), tenant_slot_},
+        options));
     return *reads_.back();
   }
 
@@ -103,6 +108,9 @@ class ReadDecisionTest : public ::testing::Test {
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
   std::unique_ptr<ReplicaPicker> picker_;
   std::unique_ptr<HedgeBudget> budget_;
+  std::unique_ptr<RetryBudget> retry_budget_;
+  std::unique_ptr<TenantCredits> tenant_credits_;  // null unless set
+  int tenant_slot_ = 0;
   std::unique_ptr<AdmissionLimits> limits_;
   std::vector<std::unique_ptr<ReadDecision>> reads_;
 };
@@ -121,6 +129,8 @@ TEST(ReadDecisionNamesTest, NamesAreStable) {
   EXPECT_STREQ(SkipReasonName(SkipReason::kNoReplica), "no_replica");
   EXPECT_STREQ(SkipReasonName(SkipReason::kNoCapacity), "no_capacity");
   EXPECT_STREQ(SkipReasonName(SkipReason::kNoBudget), "no_budget");
+  EXPECT_STREQ(SkipReasonName(SkipReason::kNoRetryBudget), "no_retry_budget");
+  EXPECT_STREQ(SkipReasonName(SkipReason::kNoTenantBudget), "no_tenant_budget");
 }
 
 TEST_F(ReadDecisionTest, FastPrimaryWinsWithoutHedge) {
@@ -217,7 +227,8 @@ TEST_F(ReadDecisionTest, EarlyPrimaryServerErrorFallsBackAtOnce) {
       Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(3))),
       "launch a1 r1 fallback");
   EXPECT_EQ(read.kind(1), AttemptKind::kFallback);
-  EXPECT_EQ(budget_->extra(), 1u);
+  EXPECT_EQ(budget_->extra(), 0u);  // paid by the retry budget
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
   EXPECT_EQ(attempts_in_use(), 1);  // the primary's permit is back
   EXPECT_EQ(Describe(read.OnHedgeTimer(At(25))), "");  // no second extra
   EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(6))),
@@ -411,33 +422,76 @@ TEST_F(ReadDecisionTest, HedgeSkippedWithoutBudgetKeepsWaiting) {
 }
 
 TEST_F(ReadDecisionTest, FailedPrimaryFallsBackAfterASkippedHedge) {
-  Configure(2, {0.5, 1});
-  ASSERT_TRUE(budget_->TryConsume());  // empty the balance
+  Configure(2, {0.5, 0});  // no hedge credit at all
   ReadDecision& read = NewRead();
   read.Start(At(0));
   ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
-  budget_->OnAdmission();
-  budget_->OnAdmission();
-  ASSERT_DOUBLE_EQ(budget_->credits(), 1);  // a credit again
-  // The primary fails: the fallback is decided now, with today's budget.
+  // The primary fails: the fallback is paid by the retry budget.
   EXPECT_EQ(
       Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(40))),
       "launch a1 r1 fallback");
-  EXPECT_EQ(budget_->extra(), 2u);
+  EXPECT_EQ(budget_->extra(), 0u);
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
   EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(41))),
             "finish a1");
 }
 
+TEST_F(ReadDecisionTest, HedgesCannotSpendTheFallbacksCredits) {
+  // One retry credit in the window; hedges spend every hedge credit first.
+  Configure(2, {0.5, 2}, {100, 100}, {0, 0.1, absl::Seconds(10)});
+  for (int i = 0; i < 2; ++i) {
+    ReadDecision& slow = NewRead();
+    slow.Start(At(i));
+    ASSERT_EQ(Describe(slow.OnHedgeTimer(At(i + 25))),
+              absl::StrCat("launch a1 r", i % 2 == 0 ? 1 : 0, " hedge"));
+    slow.OnAttemptDone(1, AttemptOutcome::kSuccess, At(i + 30));
+  }
+  ASSERT_DOUBLE_EQ(budget_->credits(), 0);
+  ReadDecision& failing = NewRead();
+  failing.Start(At(100));
+  EXPECT_EQ(Describe(failing.OnAttemptDone(0, AttemptOutcome::kTransportError,
+                                           At(101))),
+            "launch a1 r1 fallback");
+  failing.OnAttemptDone(1, AttemptOutcome::kSuccess, At(102));
+  // The retry credit is spent now: the next failure goes without.
+  ReadDecision& next = NewRead();
+  next.Start(At(200));
+  EXPECT_EQ(
+      Describe(next.OnAttemptDone(0, AttemptOutcome::kServerError, At(201))),
+      "skip no_retry_budget, finish a0");
+}
+
 TEST_F(ReadDecisionTest, SkippedHedgeAndSkippedFallbackEndTheRead) {
-  Configure(2, {0.5, 1});
-  ASSERT_TRUE(budget_->TryConsume());  // empty the balance, for good
+  Configure(2, {0.5, 0}, {100, 100}, {0, 0, absl::Seconds(10)});
   ReadDecision& read = NewRead();
   read.Start(At(0));
   ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
   EXPECT_EQ(
       Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(40))),
-      "skip no_budget, finish a0");
-  EXPECT_EQ(budget_->extra(), 1u);
+      "skip no_retry_budget, finish a0");
+  EXPECT_EQ(budget_->extra(), 0u);
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+}
+
+TEST_F(ReadDecisionTest, TenantWithoutCreditLeavesTheHedgeBudgetAlone) {
+  Configure(2, {0.5, 10});
+  // A share of 0.1 of a burst of 10: one credit of the tenant's own.
+  tenant_credits_ =
+      std::make_unique<TenantCredits>(HedgeBudgetConfig{0.5, 10}, 0.1);
+  ReadDecision& first = NewRead();
+  first.Start(At(0));
+  EXPECT_EQ(Describe(first.OnHedgeTimer(At(25))), "launch a1 r1 hedge");
+  first.OnAttemptDone(1, AttemptOutcome::kSuccess, At(30));
+  ReadDecision& second = NewRead();
+  second.Start(At(40));
+  EXPECT_EQ(Describe(second.OnHedgeTimer(At(65))), "skip no_tenant_budget");
+  EXPECT_EQ(budget_->extra(), 1u);  // only the first hedge took from it
+  EXPECT_DOUBLE_EQ(budget_->credits(), 9);
+  // A fallback does not ask the tenant's hedge credits.
+  EXPECT_EQ(
+      Describe(second.OnAttemptDone(0, AttemptOutcome::kServerError, At(70))),
+      "launch a1 r0 fallback");
+  second.OnAttemptDone(1, AttemptOutcome::kSuccess, At(71));
 }
 
 TEST_F(ReadDecisionTest, HedgeSkippedWithoutCapacityTakesNoCredit) {
@@ -502,7 +556,7 @@ TEST_F(ReadDecisionTest, FallbackSkippedFinishesAtOnce) {
   second.OnAttemptDone(1, AttemptOutcome::kTransportError, At(2));
 }
 
-TEST_F(ReadDecisionTest, ZeroFractionMeansNoHedgeAndNoFallback) {
+TEST_F(ReadDecisionTest, ZeroHedgeFractionStillFallsBack) {
   Configure(2, {0, 4});
   ReadDecision& slow = NewRead();
   slow.Start(At(0));
@@ -513,7 +567,18 @@ TEST_F(ReadDecisionTest, ZeroFractionMeansNoHedgeAndNoFallback) {
   failing.Start(At(100));
   EXPECT_EQ(
       Describe(failing.OnAttemptDone(0, AttemptOutcome::kServerError, At(101))),
-      "skip no_budget, finish a0");
+      "launch a1 r0 fallback");
+  failing.OnAttemptDone(1, AttemptOutcome::kSuccess, At(102));
+  EXPECT_EQ(budget_->extra(), 0u);
+}
+
+TEST_F(ReadDecisionTest, ZeroRetryBudgetMeansNoFallback) {
+  Configure(2, {0.5, 4}, {100, 100}, {0, 0, absl::Seconds(10)});
+  ReadDecision& failing = NewRead();
+  failing.Start(At(100));
+  EXPECT_EQ(
+      Describe(failing.OnAttemptDone(0, AttemptOutcome::kServerError, At(101))),
+      "skip no_retry_budget, finish a0");
   EXPECT_EQ(budget_->extra(), 0u);
 }
 
@@ -562,8 +627,8 @@ TEST_F(ReadDecisionTest, TimerIsArmedAtTheChosenDelay) {
 
 TEST_F(ReadDecisionTest, ExtraAttemptsStayWithinTheBudget) {
   // 2 starting credits and 0.5 per admission, 100 slow reads: the first
-  // admission finds the balance full, so 2 + 0.5 * 99 = 51.5 credits. Timer
-  // hedges leave one credit for fallbacks: 50 of them are taken.
+  // admission finds the balance full, so 2 + 0.5 * 99 = 51.5 credits, of
+  // which the timer hedges take 51.
   Configure(2, {0.5, 2});
   for (int i = 0; i < 100; ++i) {
     budget_->OnAdmission();
@@ -574,9 +639,9 @@ TEST_F(ReadDecisionTest, ExtraAttemptsStayWithinTheBudget) {
   }
   int hedged = 0;
   for (const auto& read : reads_) hedged += read->attempts_launched() - 1;
-  EXPECT_EQ(hedged, 50);
-  EXPECT_EQ(budget_->extra(), 50u);
-  EXPECT_DOUBLE_EQ(budget_->credits(), 1.5);  // the reserve, and a half
+  EXPECT_EQ(hedged, 51);
+  EXPECT_EQ(budget_->extra(), 51u);
+  EXPECT_DOUBLE_EQ(budget_->credits(), 0.5);
   EXPECT_LE(budget_->extra(), 2 + 0.5 * budget_->admitted());
 }
 

@@ -27,10 +27,10 @@ void FillStats(const hedge::EngineSnapshot& engine,
                const RejectionSnapshot& rejections,
                v1::GetStatsResponse* response) {
   response->set_requests(engine.requests);
-  response->set_rejected(engine.rejected_overloaded +
-                         rejections.invalid_argument +
-                         rejections.unknown_upstream + rejections.draining +
-                         rejections.too_many_calls + rejections.buffer_full);
+  response->set_rejected(
+      engine.rejected_overloaded + engine.rejected_tenant_share +
+      rejections.invalid_argument + rejections.unknown_upstream +
+      rejections.draining + rejections.too_many_calls + rejections.buffer_full);
   response->set_attempts(engine.attempts);
   response->set_hedges(engine.hedges);
   response->set_hedge_wins(engine.hedge_wins);
@@ -40,9 +40,10 @@ void FillStats(const hedge::EngineSnapshot& engine,
   response->set_amplification(Amplification(engine));
   response->set_hedge_credits(engine.hedge_credits);
   response->set_cancelled(engine.cancelled);
-  response->set_hedges_skipped(engine.skipped_no_replica +
-                               engine.skipped_no_capacity +
-                               engine.skipped_no_budget);
+  response->set_hedges_skipped(
+      engine.skipped_no_replica + engine.skipped_no_capacity +
+      engine.skipped_no_budget + engine.skipped_no_retry_budget +
+      engine.skipped_no_tenant_budget);
   for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
     v1::ReplicaStats* stats = response->add_replicas();
     stats->set_url(replica.url);
@@ -54,6 +55,15 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_in_flight(replica.in_flight);
     stats->set_upstream(replica.upstream);
   }
+  for (const hedge::TenantSnapshot& tenant : engine.tenants) {
+    v1::TenantStats* stats = response->add_tenants();
+    stats->set_name(tenant.name);
+    stats->set_requests(tenant.requests);
+    stats->set_rejected(tenant.rejected);
+    stats->set_hedges(tenant.hedges);
+    stats->set_hedge_wins(tenant.hedge_wins);
+    stats->set_in_flight(tenant.in_flight);
+  }
   for (const hedge::UpstreamSnapshot& upstream : engine.upstreams) {
     v1::UpstreamStats* stats = response->add_upstreams();
     stats->set_name(upstream.name);
@@ -61,7 +71,7 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_hedges(upstream.hedges);
     stats->set_hedge_wins(upstream.hedge_wins);
     stats->set_hedge_credits(upstream.hedge_credits);
-    // One budget pays for hedges and fallbacks: retry_credits stays 0.
+    stats->set_retry_credits(upstream.retry_credits);
     const int64_t nanos = absl::ToInt64Nanoseconds(upstream.hedge_delay);
     stats->mutable_hedge_delay()->set_seconds(nanos / 1'000'000'000);
     stats->mutable_hedge_delay()->set_nanos(

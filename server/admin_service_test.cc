@@ -70,6 +70,11 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   engine.skipped_no_replica = 1;
   engine.skipped_no_capacity = 2;
   engine.skipped_no_budget = 4;
+  engine.skipped_no_retry_budget = 8;
+  engine.skipped_no_tenant_budget = 16;
+  engine.rejected_tenant_share = 2;
+  engine.tenants = {hedge::TenantSnapshot{"", 3, 0, 0, 0, 0},
+                    hedge::TenantSnapshot{"team-a", 5, 2, 2, 1, 1}};
   hedge::ReplicaSnapshot a = Replica("http://a:1", hedge::CircuitState::kOpen);
   a.circuit.generation = 3;
   a.attempts_primary = 6;
@@ -84,6 +89,7 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   profiles.hedges = 2;
   profiles.hedge_wins = 1;
   profiles.hedge_credits = 0.75;
+  profiles.retry_credits = 98.5;
   profiles.hedge_delay = absl::Microseconds(1500);
   engine.upstreams = {hedge::UpstreamSnapshot(), profiles};
   engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
@@ -95,7 +101,7 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
 
   const v1::GetStatsResponse stats = Stats();
   EXPECT_EQ(stats.requests(), 8u);
-  EXPECT_EQ(stats.rejected(), 4u);  // overloaded + the server's three
+  EXPECT_EQ(stats.rejected(), 6u);  // overloaded, tenant share, the server's
   EXPECT_EQ(stats.attempts(), 10u);
   EXPECT_EQ(stats.hedges(), 2u);
   EXPECT_EQ(stats.hedge_wins(), 1u);
@@ -105,7 +111,7 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_DOUBLE_EQ(stats.amplification(), 1.25);
   EXPECT_DOUBLE_EQ(stats.hedge_credits(), 1.75);
   EXPECT_EQ(stats.cancelled(), 6u);
-  EXPECT_EQ(stats.hedges_skipped(), 7u);
+  EXPECT_EQ(stats.hedges_skipped(), 31u);  // every reason
   ASSERT_EQ(stats.replicas_size(), 3);
   const v1::ReplicaStats& first = stats.replicas(0);
   EXPECT_EQ(first.url(), "http://a:1");
@@ -126,9 +132,19 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(named.hedges(), 2u);
   EXPECT_EQ(named.hedge_wins(), 1u);
   EXPECT_DOUBLE_EQ(named.hedge_credits(), 0.75);
-  EXPECT_EQ(named.retry_credits(), 0);
+  EXPECT_DOUBLE_EQ(named.retry_credits(), 98.5);
   EXPECT_EQ(named.hedge_delay().seconds(), 0);
   EXPECT_EQ(named.hedge_delay().nanos(), 1'500'000);
+  ASSERT_EQ(stats.tenants_size(), 2);
+  EXPECT_EQ(stats.tenants(0).name(), "");
+  EXPECT_EQ(stats.tenants(0).requests(), 3u);
+  const v1::TenantStats& team = stats.tenants(1);
+  EXPECT_EQ(team.name(), "team-a");
+  EXPECT_EQ(team.requests(), 5u);
+  EXPECT_EQ(team.rejected(), 2u);
+  EXPECT_EQ(team.hedges(), 2u);
+  EXPECT_EQ(team.hedge_wins(), 1u);
+  EXPECT_EQ(team.in_flight(), 1);
 }
 
 TEST_F(AdminServiceTest, GetMetricsIsTheSameExpositionAsMetricsEndpoint) {

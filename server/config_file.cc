@@ -42,6 +42,7 @@ constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
     {"max_connections", &RawFlags::max_connections},
     {"send_timeout", &RawFlags::send_timeout},
     {"drain_timeout", &RawFlags::drain_timeout},
+    {"tenant_share", &RawFlags::tenant_share},
 };
 
 // Keeps the parser's first error as "PATH:LINE:COLUMN: message".
@@ -175,6 +176,19 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   if (file.has_hedge_burst()) {
     set("hedge_burst", Number(file.hedge_burst()), raw.hedge_burst);
   }
+  if (file.has_retry_fraction()) {
+    set("retry_fraction", Number(file.retry_fraction()), raw.retry_fraction);
+  }
+  if (file.has_retry_per_second()) {
+    set("retry_per_second", Number(file.retry_per_second()),
+        raw.retry_per_second);
+  }
+  if (!file.retry_window().empty()) {
+    set("retry_window", file.retry_window(), raw.retry_window);
+  }
+  if (file.has_tenant_share()) {
+    set("tenant_share", Number(file.tenant_share()), raw.tenant_share);
+  }
   if (file.has_failure_threshold()) {
     set("failure_threshold", absl::StrCat(file.failure_threshold()),
         raw.failure_threshold);
@@ -220,6 +234,8 @@ absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
     std::string value;
     if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
       value = reflection.GetString(file, field);
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
+      value = Number(reflection.GetDouble(file, field));
     } else {
       value = absl::StrCat(reflection.GetInt64(file, field));
     }

@@ -34,7 +34,12 @@ upstreams {
   failure_threshold: 3
   cooldown: "250ms"
   preconnect: 2
+  retry_fraction: 0.5
+  retry_per_second: 2
+  retry_window: "30s"
+  tenant_share: 0.25
 }
+tenant_share: 0.5
 )pb";
 
 // Only the flags in `given` were on the command line.
@@ -91,6 +96,25 @@ TEST(ConfigFileTest, GoodFileSetsGlobalsAndEachUpstreamsPolicy) {
   EXPECT_EQ(profiles.circuit.failure_threshold, 3);
   EXPECT_EQ(profiles.circuit.cooldown, absl::Milliseconds(250));
   EXPECT_EQ(profiles.preconnect, 2);
+  EXPECT_EQ(profiles.retry.fraction, 0.5);
+  EXPECT_EQ(profiles.retry.per_second, 2);
+  EXPECT_EQ(profiles.retry.window, absl::Seconds(30));
+  EXPECT_EQ(profiles.tenant_share, 0.25);
+  // The file's global share: admission, and the default set's hedges.
+  EXPECT_EQ(config->engine.tenant_share, 0.5);
+  EXPECT_EQ(fallback.tenant_share, 0.5);
+  EXPECT_EQ(fallback.retry.fraction, 0.2);  // the flag's default
+}
+
+TEST(ConfigFileTest, BadRetryAndTenantFieldsNameTheirPlace) {
+  EXPECT_EQ(ErrorOf("upstreams {\n  name: \"a\"\n  replicas: "
+                    "\"http://127.0.0.1:1\"\n  retry_window: \"50ms\"\n}\n"),
+            "sidecar.textproto:4:3: upstreams.a.retry_window: must be in "
+            "[100ms, 1h], got 50ms");
+  EXPECT_EQ(ErrorOf("upstreams {\n  name: \"a\"\n  replicas: "
+                    "\"http://127.0.0.1:1\"\n  tenant_share: 0\n}\n"),
+            "sidecar.textproto:4:3: upstreams.a.tenant_share: must be in "
+            "(0, 1], got 0");
 }
 
 TEST(ConfigFileTest, TheExampleInDocsIsValid) {

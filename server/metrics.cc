@@ -86,6 +86,20 @@ MetricFamily PerUpstream(const char* name, const char* help, MetricType type,
   return family;
 }
 
+// One family per metric name; `value` gives each tenant's sample. The
+// tenants are bounded (hedge/tenant_table.h), and so are these labels.
+template <typename Value>
+MetricFamily PerTenant(const char* name, const char* help, MetricType type,
+                       const hedge::EngineSnapshot& engine, Value value) {
+  MetricFamily family = Family(name, help, type);
+  for (const hedge::TenantSnapshot& tenant : engine.tenants) {
+    ClientMetric metric = value(tenant);
+    metric.label = {{"tenant", tenant.name}};
+    family.metric.push_back(std::move(metric));
+  }
+  return family;
+}
+
 // One family per metric name; `value` gives each replica's sample.
 template <typename Value>
 MetricFamily PerReplica(const char* name, const char* help, MetricType type,
@@ -124,7 +138,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
        Counter(rejections.draining, {{"reason", "draining"}}),
        Counter(engine.rejected_overloaded + rejections.too_many_calls,
                {{"reason", "overloaded"}}),
-       Counter(rejections.buffer_full, {{"reason", "buffer_full"}})});
+       Counter(rejections.buffer_full, {{"reason", "buffer_full"}}),
+       Counter(engine.rejected_tenant_share, {{"reason", "tenant_share"}})});
   add("tailgate_responses_dropped_total",
       "Answers the engine produced that were not sent, by reason: "
       "buffer_full (over --max_buffered_bytes), send_timeout (the client did "
@@ -163,7 +178,10 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       "Extra attempts wanted but not launched, by reason.", MetricType::Counter,
       {Counter(engine.skipped_no_replica, {{"reason", "no_replica"}}),
        Counter(engine.skipped_no_capacity, {{"reason", "no_capacity"}}),
-       Counter(engine.skipped_no_budget, {{"reason", "no_budget"}})});
+       Counter(engine.skipped_no_budget, {{"reason", "no_budget"}}),
+       Counter(engine.skipped_no_retry_budget, {{"reason", "no_retry_budget"}}),
+       Counter(engine.skipped_no_tenant_budget,
+               {{"reason", "no_tenant_budget"}})});
   add("tailgate_timeouts_total", "Reads that hit their deadline.",
       MetricType::Counter, {Counter(engine.timeouts)});
   add("tailgate_cancelled_total", "Reads cancelled by the caller.",
@@ -233,16 +251,48 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       [](const hedge::UpstreamSnapshot& u) { return Counter(u.hedge_wins); }));
   families.push_back(PerUpstream(
       "tailgate_upstream_hedge_credits",
-      "Extra-attempt credits available now, by upstream (each has its own "
+      "Timer-hedge credits available now, by upstream (each has its own "
       "budget).",
       MetricType::Gauge, engine,
       [](const hedge::UpstreamSnapshot& u) { return Gauge(u.hedge_credits); }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_retry_credits",
+      "Failure-fallback credits available now, by upstream (its retry "
+      "budget).",
+      MetricType::Gauge, engine,
+      [](const hedge::UpstreamSnapshot& u) { return Gauge(u.retry_credits); }));
   families.push_back(PerUpstream(
       "tailgate_upstream_hedge_delay_seconds",
       "The hedge delay in force now, by upstream.", MetricType::Gauge, engine,
       [](const hedge::UpstreamSnapshot& u) {
         return Gauge(absl::ToDoubleSeconds(u.hedge_delay));
       }));
+
+  families.push_back(PerTenant(
+      "tailgate_tenant_requests_total", "Reads admitted, by tenant.",
+      MetricType::Counter, engine,
+      [](const hedge::TenantSnapshot& t) { return Counter(t.requests); }));
+  families.push_back(PerTenant(
+      "tailgate_tenant_rejected_total",
+      "Reads the engine refused (the tenant's share or max_requests), by "
+      "tenant.",
+      MetricType::Counter, engine,
+      [](const hedge::TenantSnapshot& t) { return Counter(t.rejected); }));
+  families.push_back(PerTenant(
+      "tailgate_tenant_hedges_total",
+      "Extra attempts launched (hedges and fallbacks), by tenant.",
+      MetricType::Counter, engine,
+      [](const hedge::TenantSnapshot& t) { return Counter(t.hedges); }));
+  families.push_back(PerTenant(
+      "tailgate_tenant_hedge_wins_total",
+      "Reads answered by the extra attempt with a status under 500, by "
+      "tenant.",
+      MetricType::Counter, engine,
+      [](const hedge::TenantSnapshot& t) { return Counter(t.hedge_wins); }));
+  families.push_back(PerTenant(
+      "tailgate_tenant_in_flight_requests", "Reads in progress, by tenant.",
+      MetricType::Gauge, engine,
+      [](const hedge::TenantSnapshot& t) { return Gauge(t.in_flight); }));
 
   add("tailgate_request_duration_seconds", "Read latency, admission to answer.",
       MetricType::Histogram, {Histogram(engine.request_duration)});

@@ -7,7 +7,8 @@
 //   tailgate_requests_total                   reads admitted
 //   tailgate_rejected_total{reason}           invalid_argument,
 //                                             unknown_upstream, draining,
-//                                             overloaded
+//                                             overloaded, buffer_full,
+//                                             tenant_share
 //   tailgate_attempts_total{replica,kind}     kind: primary, hedge, fallback
 //   tailgate_hedges_total, tailgate_hedge_wins_total, tailgate_timeouts_total
 //   tailgate_backend_failures_total{replica}
@@ -19,7 +20,13 @@
 //   tailgate_attempt_duration_seconds{replica} histogram
 // and, beyond the design's list:
 //   tailgate_hedges_skipped_total{reason}     no_replica, no_capacity,
-//                                             no_budget
+//                                             no_budget, no_retry_budget,
+//                                             no_tenant_budget
+//   tailgate_upstream_retry_credits{upstream} failure-fallback credits now
+//   tailgate_tenant_requests_total{tenant}, tailgate_tenant_rejected_total,
+//   tailgate_tenant_hedges_total, tailgate_tenant_hedge_wins_total,
+//   tailgate_tenant_in_flight_requests      by tenant: the first 16 names
+//                                             seen, "" (none) and "other"
 //   tailgate_cancelled_total                  reads cancelled by the caller
 //   tailgate_circuit_generation{replica}
 //   tailgate_replica_in_flight_attempts{replica}

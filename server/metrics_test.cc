@@ -47,6 +47,9 @@ hedge::EngineSnapshot Busy() {
   engine.skipped_no_replica = 7;
   engine.skipped_no_capacity = 8;
   engine.skipped_no_budget = 9;
+  engine.skipped_no_retry_budget = 14;
+  engine.skipped_no_tenant_budget = 15;
+  engine.rejected_tenant_share = 16;
   engine.in_flight_requests = 2;
   engine.in_flight_attempts = 3;
   engine.hedge_credits = 1.5;
@@ -66,6 +69,10 @@ hedge::EngineSnapshot Busy() {
   b.attempts_fallback = 1;
   b.attempt_duration = Latencies({});
   engine.replicas = {a, b};
+  hedge::TenantSnapshot none;  // reads without a tenant
+  none.requests = 4;
+  hedge::TenantSnapshot team{"team-a", 6, 2, 2, 1, 1};
+  engine.tenants = {none, team};
   return engine;
 }
 
@@ -135,6 +142,11 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_preconnects_total", "counter"},
       {"tailgate_preconnected_idle", "gauge"},
       {"tailgate_timer_spin_seconds_total", "counter"},
+      {"tailgate_tenant_requests_total", "counter"},
+      {"tailgate_tenant_rejected_total", "counter"},
+      {"tailgate_tenant_hedges_total", "counter"},
+      {"tailgate_tenant_hedge_wins_total", "counter"},
+      {"tailgate_tenant_in_flight_requests", "gauge"},
   };
   for (const auto& [name, type] : names) {
     EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
@@ -167,6 +179,15 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_hedges_skipped_total{reason=\"no_replica\"} 7",
            "tailgate_hedges_skipped_total{reason=\"no_capacity\"} 8",
            "tailgate_hedges_skipped_total{reason=\"no_budget\"} 9",
+           "tailgate_hedges_skipped_total{reason=\"no_retry_budget\"} 14",
+           "tailgate_hedges_skipped_total{reason=\"no_tenant_budget\"} 15",
+           "tailgate_rejected_total{reason=\"tenant_share\"} 16",
+           "tailgate_tenant_requests_total{tenant=\"\"} 4",
+           "tailgate_tenant_requests_total{tenant=\"team-a\"} 6",
+           "tailgate_tenant_rejected_total{tenant=\"team-a\"} 2",
+           "tailgate_tenant_hedges_total{tenant=\"team-a\"} 2",
+           "tailgate_tenant_hedge_wins_total{tenant=\"team-a\"} 1",
+           "tailgate_tenant_in_flight_requests{tenant=\"team-a\"} 1",
            "tailgate_backend_failures_total{upstream=\"\",replica=\"http://a:8001\"} 6",
            "tailgate_backend_failures_total{upstream=\"\",replica=\"http://b:8002\"} 0",
            "tailgate_in_flight_requests 2",
@@ -202,6 +223,7 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
   profiles.hedges = 2;
   profiles.hedge_wins = 1;
   profiles.hedge_credits = 0.5;
+  profiles.retry_credits = 99.25;
   profiles.hedge_delay = absl::Milliseconds(10);
   engine.upstreams = {defaults, profiles};
   const std::string text = RenderMetrics(engine, {});
@@ -217,6 +239,7 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
            "tailgate_upstream_hedges_total{upstream=\"profiles\"} 2",
            "tailgate_upstream_hedge_wins_total{upstream=\"profiles\"} 1",
            "tailgate_upstream_hedge_credits{upstream=\"profiles\"} 0.5",
+           "tailgate_upstream_retry_credits{upstream=\"profiles\"} 99.25",
            "tailgate_upstream_hedge_delay_seconds{upstream=\"profiles\"} "
            "0.01",
        }) {

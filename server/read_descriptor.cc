@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "hedge/hygiene/http_hygiene.h"
+#include "hedge/tenant_table.h"
 
 namespace tailgate::server {
 namespace {
@@ -84,6 +85,12 @@ absl::StatusOr<hedge::EngineRead> EngineReadFromRequest(
   read.headers = *std::move(sanitized);
 
   read.upstream = request.upstream();
+  if (absl::Status tenant = hedge::ValidateTenantName(request.tenant());
+      !tenant.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tenant: ", tenant.message()));
+  }
+  read.tenant = request.tenant();
   read.hedge_disabled = request.hedge().disable();
   absl::StatusOr<std::optional<absl::Duration>> delay =
       HedgeDelay(request, timeout);

@@ -29,6 +29,7 @@ TEST(EngineReadFromRequestTest, CarriesEveryField) {
   header->set_name("Accept");
   header->set_value("text/plain");
   request.set_upstream("blue");
+  request.set_tenant("team-a.eu_1");
   request.mutable_hedge()->set_disable(true);
   request.mutable_hedge()->mutable_delay()->set_nanos(5'000'000);
 
@@ -41,6 +42,7 @@ TEST(EngineReadFromRequestTest, CarriesEveryField) {
   EXPECT_EQ(read->headers[0].name, "Accept");
   EXPECT_EQ(read->headers[0].value, "text/plain");
   EXPECT_EQ(read->upstream, "blue");
+  EXPECT_EQ(read->tenant, "team-a.eu_1");
   EXPECT_TRUE(read->hedge_disabled);
   EXPECT_EQ(read->hedge_delay, absl::Milliseconds(5));
 }
@@ -51,6 +53,7 @@ TEST(EngineReadFromRequestTest, UnspecifiedMethodIsGet) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_FALSE(read->head);
   EXPECT_EQ(read->upstream, "");
+  EXPECT_EQ(read->tenant, "");  // no tenant: the tenant ""
   EXPECT_FALSE(read->hedge_disabled);
   EXPECT_EQ(read->hedge_delay, std::nullopt);
 }
@@ -64,6 +67,29 @@ TEST(EngineReadFromRequestTest, ExplicitGet) {
 TEST(EngineReadFromRequestTest, BadPathIsNamed) {
   for (const char* path : {"", "p", "http://x/p", "/a b", "/a\r\nb", "/a#f"}) {
     EXPECT_TRUE(absl::StartsWith(Invalid(Request(path)), "path ")) << path;
+  }
+}
+
+TEST(EngineReadFromRequestTest, TenantAtItsLengthLimitIsAccepted) {
+  v1::ReadRequest request = Request();
+  request.set_tenant(std::string(64, 't'));
+  absl::StatusOr<hedge::EngineRead> read =
+      EngineReadFromRequest(request, kTimeout);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->tenant, std::string(64, 't'));
+}
+
+TEST(EngineReadFromRequestTest, BadTenantIsNamed) {
+  v1::ReadRequest request = Request();
+  request.set_tenant(std::string(65, 't'));
+  EXPECT_EQ(Invalid(request), "tenant: longer than 64 bytes (65)");
+  request.set_tenant("team a");
+  EXPECT_EQ(Invalid(request),
+            "tenant: want letters, digits, \".\", \"_\" and \"-\", got "
+            "\"team a\"");
+  for (const char* bad : {"a/b", "a\nb", "\xff", "a=b"}) {
+    request.set_tenant(bad);
+    EXPECT_TRUE(absl::StartsWith(Invalid(request), "tenant: ")) << bad;
   }
 }
 

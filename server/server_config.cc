@@ -25,9 +25,11 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "--metrics_listen, --http_listen, --timeout, --max_requests, "
           "--max_attempts, --max_response_bytes, --max_buffered_bytes, "
           "--max_streams_per_connection, --max_grpc_memory_bytes, "
-          "--max_connections, --send_timeout, --drain_timeout; and "
-          "--backends replaces the replicas of the default set (upstream "
-          "\"\"). --hedge_delay, --hedge_fraction, --hedge_burst, "
+          "--max_connections, --send_timeout, --drain_timeout, "
+          "--tenant_share; and --backends replaces the replicas of the "
+          "default set (upstream \"\"). --hedge_delay, --hedge_fraction, "
+          "--hedge_burst, --retry_fraction, --retry_per_second, "
+          "--retry_window, --tenant_share (its hedge part), "
           "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
           "and --ca_file are the defaults of upstreams that leave them out.");
 ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
@@ -47,9 +49,27 @@ ABSL_FLAG(std::string, hedge_delay, tailgate::server::RawFlags().hedge_delay,
 ABSL_FLAG(std::string, hedge_fraction,
           tailgate::server::RawFlags().hedge_fraction,
           "Hedge credit earned per admitted read, in [0, 1]; 0 disables "
-          "every extra attempt.");
+          "timer hedges (failure fallbacks have --retry_fraction).");
 ABSL_FLAG(std::string, hedge_burst, tailgate::server::RawFlags().hedge_burst,
           "Cap on (and starting balance of) hedge credits.");
+ABSL_FLAG(std::string, retry_fraction,
+          tailgate::server::RawFlags().retry_fraction,
+          "Failure-fallback credit each admitted read deposits for "
+          "--retry_window, in [0, 1]. Fallbacks have this budget of their "
+          "own, apart from the hedge credits.");
+ABSL_FLAG(std::string, retry_per_second,
+          tailgate::server::RawFlags().retry_per_second,
+          "Fallbacks per second allowed on top of --retry_fraction, in [0, "
+          "1e6]: per_second * window credits are always there. With "
+          "--retry_fraction=0 too, no fallback is taken.");
+ABSL_FLAG(std::string, retry_window, tailgate::server::RawFlags().retry_window,
+          "The sliding window of the retry budget (100ms to 1h): deposits "
+          "and fallbacks count for this long.");
+ABSL_FLAG(std::string, tenant_share, tailgate::server::RawFlags().tenant_share,
+          "The share, in (0, 1], of --max_requests one tenant "
+          "(ReadRequest.tenant, HTTP Tailgate-Tenant) may hold at once, and "
+          "of an upstream's hedge credits (burst and earnings) it may "
+          "spend; 1 (default) sets no per-tenant limit.");
 ABSL_FLAG(std::string, timeout, tailgate::server::RawFlags().timeout,
           "Cap on every read's deadline.");
 ABSL_FLAG(std::string, max_requests, tailgate::server::RawFlags().max_requests,
@@ -226,6 +246,10 @@ constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
     {"hedge_delay", "hedge_delay"},
     {"hedge_fraction", "hedge_fraction"},
     {"hedge_burst", "hedge_burst"},
+    {"retry_fraction", "retry_fraction"},
+    {"retry_per_second", "retry_per_second"},
+    {"retry_window", "retry_window"},
+    {"tenant_share", "tenant_share"},
     {"timeout", "timeout"},
     {"max_requests", "max_requests"},
     {"max_attempts", "max_attempts"},
@@ -262,6 +286,13 @@ hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
   upstream.budget.fraction =
       flag_only.Number("hedge_fraction", flags.hedge_fraction);
   upstream.budget.burst = flag_only.Number("hedge_burst", flags.hedge_burst);
+  upstream.retry.fraction =
+      flag_only.Number("retry_fraction", flags.retry_fraction);
+  upstream.retry.per_second =
+      flag_only.Number("retry_per_second", flags.retry_per_second);
+  upstream.retry.window =
+      flag_only.Duration("retry_window", flags.retry_window);
+  upstream.tenant_share = flag_only.Number("tenant_share", flags.tenant_share);
   upstream.circuit.failure_threshold =
       flag_only.Int("failure_threshold", flags.failure_threshold);
   upstream.circuit.cooldown = flag_only.Duration("cooldown", flags.cooldown);
@@ -298,6 +329,22 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
   }
   if (!raw.hedge_burst.empty()) {
     upstream.budget.burst = reader.Number(key("hedge_burst"), raw.hedge_burst);
+  }
+  if (!raw.retry_fraction.empty()) {
+    upstream.retry.fraction =
+        reader.Number(key("retry_fraction"), raw.retry_fraction);
+  }
+  if (!raw.retry_per_second.empty()) {
+    upstream.retry.per_second =
+        reader.Number(key("retry_per_second"), raw.retry_per_second);
+  }
+  if (!raw.retry_window.empty()) {
+    upstream.retry.window =
+        reader.Duration(key("retry_window"), raw.retry_window);
+  }
+  if (!raw.tenant_share.empty()) {
+    upstream.tenant_share =
+        reader.Number(key("tenant_share"), raw.tenant_share);
   }
   if (!raw.failure_threshold.empty()) {
     upstream.circuit.failure_threshold =
@@ -362,6 +409,7 @@ hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
   engine.timeout = reader.Duration("timeout", flags.timeout);
   engine.admission.max_requests =
       reader.Integer("max_requests", flags.max_requests);
+  engine.tenant_share = reader.Number("tenant_share", flags.tenant_share);
   engine.admission.max_attempts =
       reader.Integer("max_attempts", flags.max_attempts);
   engine.max_response_bytes =
@@ -523,6 +571,10 @@ RawFlags RawFlagsFromCommandLine() {
   flags.hedge_delay = absl::GetFlag(FLAGS_hedge_delay);
   flags.hedge_fraction = absl::GetFlag(FLAGS_hedge_fraction);
   flags.hedge_burst = absl::GetFlag(FLAGS_hedge_burst);
+  flags.retry_fraction = absl::GetFlag(FLAGS_retry_fraction);
+  flags.retry_per_second = absl::GetFlag(FLAGS_retry_per_second);
+  flags.retry_window = absl::GetFlag(FLAGS_retry_window);
+  flags.tenant_share = absl::GetFlag(FLAGS_tenant_share);
   flags.timeout = absl::GetFlag(FLAGS_timeout);
   flags.max_requests = absl::GetFlag(FLAGS_max_requests);
   flags.max_streams_per_connection =

@@ -49,6 +49,10 @@ struct RawUpstream {
   std::string hedge_delay;
   std::string hedge_fraction;
   std::string hedge_burst;
+  std::string retry_fraction;
+  std::string retry_per_second;
+  std::string retry_window;
+  std::string tenant_share;
   std::string failure_threshold;
   std::string cooldown;
   std::string preconnect;
@@ -67,6 +71,10 @@ struct RawFlags {
   std::string hedge_delay = "25ms";
   std::string hedge_fraction = "0.1";
   std::string hedge_burst = "2";
+  std::string retry_fraction = "0.2";
+  std::string retry_per_second = "10";
+  std::string retry_window = "10s";
+  std::string tenant_share = "1";
   std::string timeout = "1s";
   std::string max_requests = "128";
   std::string max_attempts = "160";

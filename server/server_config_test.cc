@@ -56,6 +56,11 @@ TEST(ServerConfigTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(upstream.hedge_delay, absl::Milliseconds(25));
   EXPECT_EQ(upstream.budget.fraction, 0.1);
   EXPECT_EQ(upstream.budget.burst, 2);
+  EXPECT_EQ(upstream.retry.fraction, 0.2);
+  EXPECT_EQ(upstream.retry.per_second, 10);
+  EXPECT_EQ(upstream.retry.window, absl::Seconds(10));
+  EXPECT_EQ(upstream.tenant_share, 1);
+  EXPECT_EQ(engine.tenant_share, 1);
   EXPECT_EQ(upstream.circuit.failure_threshold, 5);
   EXPECT_EQ(upstream.circuit.cooldown, absl::Seconds(1));
   EXPECT_EQ(upstream.http_version, hedge::HttpVersion::kHttp1);
@@ -205,6 +210,59 @@ TEST(ServerConfigTest, HedgeBurstEdges) {
       ErrorOf(flags), "--hedge_burst: must be in [0, 1000000000], got"));
   flags.hedge_burst = "two";
   EXPECT_EQ(ErrorOf(flags), "--hedge_burst: want a number, got \"two\"");
+}
+
+TEST(ServerConfigTest, RetryBudgetEdges) {
+  RawFlags flags = Valid();
+  flags.retry_fraction = "0";
+  flags.retry_per_second = "0";
+  flags.retry_window = "100ms";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->engine.upstreams[0].retry.window, absl::Milliseconds(100));
+  flags.retry_fraction = "1";
+  flags.retry_per_second = "1000000";
+  flags.retry_window = "1h";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->engine.upstreams[0].retry.fraction, 1);
+  EXPECT_EQ(config->engine.upstreams[0].retry.per_second, 1e6);
+
+  flags = Valid();
+  flags.retry_fraction = "1.01";
+  EXPECT_EQ(ErrorOf(flags), "--retry_fraction: must be in [0, 1], got 1.01");
+  flags = Valid();
+  flags.retry_per_second = "1000001";
+  EXPECT_EQ(ErrorOf(flags),
+            "--retry_per_second: must be in [0, 1000000], got 1000001");
+  flags = Valid();
+  flags.retry_window = "99ms";
+  EXPECT_EQ(ErrorOf(flags),
+            "--retry_window: must be in [100ms, 1h], got 99ms");
+  flags = Valid();
+  flags.retry_window = "soon";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--retry_window: "));
+}
+
+TEST(ServerConfigTest, TenantShareEdges) {
+  RawFlags flags = Valid();
+  flags.tenant_share = "0.001";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->engine.tenant_share, 0.001);
+  EXPECT_EQ(config->engine.upstreams[0].tenant_share, 0.001);
+  for (const char* bad : {"0", "-0.5", "1.5", "1.0000001"}) {
+    flags.tenant_share = bad;
+    EXPECT_TRUE(absl::StartsWith(ErrorOf(flags),
+                                 "--tenant_share: must be in (0, 1], got"))
+        << bad;
+  }
+  flags.tenant_share = "1.0000001";
+  EXPECT_EQ(ErrorOf(flags), "--tenant_share: must be in (0, 1], got 1.0000001");
+  flags.tenant_share = "nan";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--tenant_share: "));
+  flags.tenant_share = "half";
+  EXPECT_EQ(ErrorOf(flags), "--tenant_share: want a number, got \"half\"");
 }
 
 TEST(ServerConfigTest, TimeoutEdges) {

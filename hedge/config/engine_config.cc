@@ -2,10 +2,20 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "hedge/config/field_error.h"
 
 namespace tailgate::hedge {
 namespace {
+
+absl::Status ValidateTenantShare(double share) {
+  // Written so that NaN fails too.
+  if (!(share > 0 && share <= 1)) {
+    return FieldError("tenant_share",
+                      absl::StrFormat("must be in (0, 1], got %.10g", share));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateUpstream(const UpstreamConfig& upstream,
                               absl::Duration timeout) {
@@ -13,6 +23,12 @@ absl::Status ValidateUpstream(const UpstreamConfig& upstream,
     return FieldError("replicas", "no replica configured");
   }
   if (absl::Status s = ValidateHedgeBudgetConfig(upstream.budget); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateRetryBudgetConfig(upstream.retry); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateTenantShare(upstream.tenant_share); !s.ok()) {
     return s;
   }
   if (absl::Status s = ValidateCircuitConfig(upstream.circuit); !s.ok()) {
@@ -49,6 +65,9 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
                                    absl::FormatDuration(config.timeout)));
   }
   if (absl::Status s = ValidateAdmissionConfig(config.admission); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateTenantShare(config.tenant_share); !s.ok()) {
     return s;
   }
   if (config.max_response_bytes < 1 ||

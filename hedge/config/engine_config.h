@@ -30,6 +30,7 @@
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
 #include "hedge/hygiene/replica_url.h"
+#include "hedge/retry_budget.h"
 
 namespace tailgate::hedge {
 
@@ -42,9 +43,13 @@ enum class HttpVersion {
 struct UpstreamConfig {
   std::string name;  // "" is the default set
   std::vector<hygiene::ReplicaUrl> replicas;
-  HedgeBudgetConfig budget;
+  HedgeBudgetConfig budget;  // timer hedges
+  RetryBudgetConfig retry;   // failure fallbacks
   CircuitConfig circuit;
   absl::Duration hedge_delay = absl::Milliseconds(25);
+  // The share of this set's hedge budget (its burst and its fraction) one
+  // tenant may spend: see hedge/tenant_table.h. In (0, 1].
+  double tenant_share = 1;
   HttpVersion http_version = HttpVersion::kHttp1;
   std::string ca_file;  // for https replicas; "" = system CAs
   // TCP connections kept open ahead of need per replica address, so an
@@ -55,6 +60,9 @@ struct UpstreamConfig {
 struct EngineConfig {
   std::vector<UpstreamConfig> upstreams;
   AdmissionConfig admission;
+  // The share of admission.max_requests one tenant may hold at once
+  // (at least one read). In (0, 1].
+  double tenant_share = 1;
   int64_t max_response_bytes = int64_t{4} << 20;
   absl::Duration timeout = absl::Seconds(1);  // cap on every read's deadline
   int max_response_headers = 100;
@@ -79,6 +87,7 @@ inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 // Checks every field, the policy objects' settings included. The first
 // problem found is returned as a FieldError (field_error.h) naming the
 // field: `replicas`, `hedge_delay`, `hedge_fraction`, `hedge_burst`,
+// `retry_fraction`, `retry_per_second`, `retry_window`, `tenant_share`,
 // `failure_threshold`, `cooldown`, `preconnect`, `upstreams` (duplicate
 // names), `max_requests`, `max_attempts`, `max_response_bytes`, `timeout`,
 // `timer_spin`, `max_response_headers`, `max_response_header_bytes`; the

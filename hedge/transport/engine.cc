@@ -9,6 +9,7 @@
 #include "hedge/transport/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "hedge/hedge_delay.h"
 #include "hedge/read_decision.h"
 #include "hedge/sync/thread_checker.h"
+#include "hedge/tenant_table.h"
 #include "hedge/transport/attempt_slots.h"
 #include "hedge/transport/curl_loop.h"
 #include "hedge/transport/curl_support.h"
@@ -49,6 +51,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
         clock_(clock),
         upstreams_(config_.upstreams, clock, observer),
         limits_(config_.admission),
+        tenants_(config_.admission.max_requests, config_.tenant_share),
         attempt_limits_{config_.max_response_bytes,
                         config_.max_response_headers,
                         config_.max_response_header_bytes},
@@ -103,8 +106,10 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   Clock& clock_;
   const UpstreamSet upstreams_;
   AdmissionLimits limits_;
+  TenantTable tenants_;
   const AttemptLimits attempt_limits_;
   EngineCounters counters_;
+  std::array<TenantCounters, TenantTable::kSlots> tenant_counters_;
   std::atomic<uint64_t> next_id_{1};
 
   ReadInbox inbox_;  // callers -> loop thread
@@ -126,12 +131,27 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
     return absl::NotFoundError(
         absl::StrCat("unknown upstream \"", request.upstream, "\""));
   }
+  const int tenant = tenants_.SlotOf(request.tenant);
+  TenantCounters& tenant_counters = tenant_counters_[tenant];
   std::optional<Permit> permit = limits_.TryAdmitRequest();
   if (!permit.has_value()) {
     Bump(counters_.rejected_overloaded);
+    Bump(tenant_counters.rejected);
     return absl::ResourceExhaustedError(
         absl::StrCat("too many concurrent reads (max_requests=",
                      limits_.requests().capacity(), ")"));
+  }
+  // Taken after the max_requests slot and given back before it (Finish),
+  // so a tenant never holds more than the reads in flight: with a share
+  // of 1 this never refuses.
+  std::optional<Permit> tenant_permit = tenants_.TryAdmit(tenant);
+  if (!tenant_permit.has_value()) {
+    Bump(counters_.rejected_tenant_share);
+    Bump(tenant_counters.rejected);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant \"", request.tenant, "\" has its share of concurrent reads (",
+        tenants_.capacity(), ": tenant_share=", config_.tenant_share,
+        " of max_requests=", limits_.requests().capacity(), ")"));
   }
   const absl::Time now = clock_.Now();
   const absl::Time timeout_deadline = now + config_.timeout;
@@ -149,20 +169,27 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // Counted before the loop can see the read: it may finish at once, and
   // its own admission's credit may pay for its hedge.
   upstream->budget().OnAdmission();
+  upstream->retry_budget().OnAdmission(now);
+  if (TenantCredits* credits = upstream->tenant_credits()) {
+    credits->OnAdmission(tenant, now);
+  }
   Bump(counters_.requests);
+  Bump(tenant_counters.requests);
   Bump(upstream->totals().requests);
   Bump(counters_.in_flight_requests, int64_t{1});
 
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  auto read = std::make_unique<Read>(
-      id, *upstream, std::move(request), std::move(done), std::move(*permit),
-      limits_, now, deadline, deadline_source, options);
+  auto read = std::make_unique<Read>(id, *upstream, std::move(request),
+                                     std::move(done), std::move(*permit),
+                                     tenant, std::move(*tenant_permit), limits_,
+                                     now, deadline, deadline_source, options);
   switch (inbox_.PushRead(read)) {
     case ReadInbox::PushResult::kClosed:
       // The loop has stopped: refused after all (`read` frees its permit;
       // the credit it earned no longer matters).
       counters_.requests.fetch_sub(1, std::memory_order_relaxed);
       upstream->totals().requests.fetch_sub(1, std::memory_order_relaxed);
+      tenant_counters.requests.fetch_sub(1, std::memory_order_relaxed);
       Bump(counters_.in_flight_requests, int64_t{-1});
       return absl::UnavailableError(kShuttingDown);
     case ReadInbox::PushResult::kQueuedWakeUp:
@@ -314,7 +341,10 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   ReplicaCounters& replica = upstream.counters(action.replica);
   replica.CountAttempt(action.kind);
   counters_.CountLaunch(action.kind);
-  if (action.kind != AttemptKind::kPrimary) Bump(upstream.totals().hedges);
+  if (action.kind != AttemptKind::kPrimary) {
+    Bump(upstream.totals().hedges);
+    Bump(tenant_counters_[read.tenant].hedges);
+  }
   if (!slot->http.Prepare(request, attempt_limits_, slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
     CountFailure(upstream, action.replica);
@@ -345,6 +375,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     if (response.trace.hedge_won) {
       Bump(counters_.hedge_wins);
       Bump(read.upstream.totals().hedge_wins);
+      Bump(tenant_counters_[read.tenant].hedge_wins);
     }
     result = std::move(response);
   } else {
@@ -363,6 +394,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   std::unique_ptr<Read> owned = std::move(reads_.extract(read.id).mapped());
   // Free the max_requests slot before the caller hears back, so a caller that
   // reads sequentially is never refused by its own previous read.
+  owned->tenant_permit.Release();
   owned->permit.Release();
   ReadCallback done = std::move(owned->done);
   done(std::move(result));
@@ -395,6 +427,7 @@ void EngineImpl::Detach(AttemptSlot* slot) {
 
 void EngineImpl::CompleteUnstarted(Read& read) {
   Bump(counters_.in_flight_requests, int64_t{-1});
+  read.tenant_permit.Release();
   read.permit.Release();
   read.done(absl::UnavailableError(kShuttingDown));
 }
@@ -408,6 +441,17 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.timer_spin_total = loop_.total_timer_spin();
   for (const auto& upstream : upstreams_.all()) upstream->AddTo(s);
+  const std::vector<std::string> names = tenants_.Names();
+  for (size_t slot = 0; slot < names.size(); ++slot) {
+    const TenantCounters& counters = tenant_counters_[slot];
+    TenantSnapshot& tenant = s.tenants.emplace_back();
+    tenant.name = names[slot];
+    tenant.requests = counters.requests.load(std::memory_order_relaxed);
+    tenant.rejected = counters.rejected.load(std::memory_order_relaxed);
+    tenant.hedges = counters.hedges.load(std::memory_order_relaxed);
+    tenant.hedge_wins = counters.hedge_wins.load(std::memory_order_relaxed);
+    tenant.in_flight = tenants_.in_flight(static_cast<int>(slot));
+  }
   return s;
 }
 

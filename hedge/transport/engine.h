@@ -18,8 +18,9 @@
 //
 // Status codes of a refusal or completion:
 //   NOT_FOUND           unknown upstream (refusal)
-//   RESOURCE_EXHAUSTED  max_requests reached (refusal); no attempt permit for
-//                       the primary; or the response exceeded
+//   RESOURCE_EXHAUSTED  max_requests reached, or the read's tenant holds its
+//                       tenant_share of it (refusals); no attempt permit
+//                       for the primary; or the response exceeded
 //                       max_response_bytes
 //   UNAVAILABLE         no eligible replica; every attempt failed at the
 //                       transport level; the engine is shutting down
@@ -66,6 +67,9 @@ struct EngineRead {
   absl::Time deadline = absl::InfiniteFuture();
   bool hedge_disabled = false;
   std::optional<absl::Duration> hedge_delay;  // positive, when requested
+  // "" = no tenant (the tenant "" like any other). REQUIRES: valid
+  // (hedge::ValidateTenantName).
+  std::string tenant;
 };
 
 struct ReadTrace {

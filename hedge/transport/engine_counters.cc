@@ -40,6 +40,7 @@ void EngineCounters::CountReadError(ReadError error) {
 void EngineCounters::CopyTo(EngineSnapshot& s) const {
   s.requests = Load(requests);
   s.rejected_overloaded = Load(rejected_overloaded);
+  s.rejected_tenant_share = Load(rejected_tenant_share);
   s.attempts = Load(attempts);
   s.hedges = Load(hedges);
   s.fallbacks = Load(fallbacks);
@@ -52,6 +53,10 @@ void EngineCounters::CopyTo(EngineSnapshot& s) const {
   s.skipped_no_capacity =
       Load(skipped[static_cast<int>(SkipReason::kNoCapacity)]);
   s.skipped_no_budget = Load(skipped[static_cast<int>(SkipReason::kNoBudget)]);
+  s.skipped_no_retry_budget =
+      Load(skipped[static_cast<int>(SkipReason::kNoRetryBudget)]);
+  s.skipped_no_tenant_budget =
+      Load(skipped[static_cast<int>(SkipReason::kNoTenantBudget)]);
   s.in_flight_requests = Load(in_flight_requests);
   s.in_flight_attempts = Load(in_flight_attempts);
   s.request_duration = request_duration.Snapshot();

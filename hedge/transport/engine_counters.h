@@ -38,10 +38,19 @@ struct UpstreamCounters {
   std::atomic<uint64_t> hedge_wins{0};
 };
 
+// One tenant slot's counters (hedge/tenant_table.h).
+struct TenantCounters {
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> rejected{0};
+  std::atomic<uint64_t> hedges{0};
+  std::atomic<uint64_t> hedge_wins{0};
+};
+
 // Engine-wide counters.
 struct EngineCounters {
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> rejected_overloaded{0};
+  std::atomic<uint64_t> rejected_tenant_share{0};
   std::atomic<uint64_t> attempts{0};
   std::atomic<uint64_t> hedges{0};
   std::atomic<uint64_t> fallbacks{0};
@@ -49,7 +58,7 @@ struct EngineCounters {
   std::atomic<uint64_t> timeouts{0};
   std::atomic<uint64_t> cancelled{0};
   std::atomic<uint64_t> backend_failures{0};
-  std::array<std::atomic<uint64_t>, 3> skipped{};  // by SkipReason
+  std::array<std::atomic<uint64_t>, kSkipReasons> skipped{};  // by SkipReason
   std::atomic<int64_t> in_flight_requests{0};
   std::atomic<int64_t> in_flight_attempts{0};
   LatencyHistogram request_duration;

@@ -34,13 +34,26 @@ struct UpstreamSnapshot {
   uint64_t requests = 0;    // admitted
   uint64_t hedges = 0;      // extra attempts of either kind
   uint64_t hedge_wins = 0;  // reads answered by the extra attempt, < 500
-  double hedge_credits = 0;
+  double hedge_credits = 0;  // for timer hedges
+  double retry_credits = 0;  // for failure fallbacks
   absl::Duration hedge_delay;  // the delay a read without its own gets now
+};
+
+// One tenant's totals (hedge/tenant_table.h): a named tenant, "" (reads
+// without one) or "other" (every tenant after the first few).
+struct TenantSnapshot {
+  std::string name;
+  uint64_t requests = 0;     // admitted
+  uint64_t rejected = 0;     // refused: the tenant held its share of reads
+  uint64_t hedges = 0;       // extra attempts of either kind
+  uint64_t hedge_wins = 0;   // reads answered by the extra attempt, < 500
+  int64_t in_flight = 0;     // reads in progress now
 };
 
 struct EngineSnapshot {
   uint64_t requests = 0;             // admitted
   uint64_t rejected_overloaded = 0;  // refused by max_requests
+  uint64_t rejected_tenant_share = 0;  // refused by a tenant's share
   uint64_t attempts = 0;
   uint64_t hedges = 0;     // extra attempts of either kind
   uint64_t fallbacks = 0;  // of which failure fallbacks
@@ -50,7 +63,9 @@ struct EngineSnapshot {
   uint64_t backend_failures = 0;
   uint64_t skipped_no_replica = 0;  // extra attempts wanted but not taken
   uint64_t skipped_no_capacity = 0;
-  uint64_t skipped_no_budget = 0;
+  uint64_t skipped_no_budget = 0;        // a hedge, no hedge credit
+  uint64_t skipped_no_retry_budget = 0;  // a fallback, no retry credit
+  uint64_t skipped_no_tenant_budget = 0;  // a hedge, none of its tenant's
   int64_t in_flight_requests = 0;
   int64_t in_flight_attempts = 0;
   double hedge_credits = 0;  // summed over upstreams
@@ -64,6 +79,7 @@ struct EngineSnapshot {
   HistogramSnapshot request_duration;
   std::vector<ReplicaSnapshot> replicas;     // upstream by upstream
   std::vector<UpstreamSnapshot> upstreams;  // in configuration order
+  std::vector<TenantSnapshot> tenants;      // by slot: in order first seen
 };
 
 }  // namespace tailgate::hedge

@@ -35,18 +35,22 @@ struct AttemptSlot {
 // One admitted read.
 struct Read {
   Read(uint64_t id, Upstream& upstream, EngineRead request, ReadCallback done,
-       Permit permit, AdmissionLimits& limits, absl::Time admitted,
-       absl::Time deadline, DeadlineSource deadline_source,
+       Permit permit, int tenant, Permit tenant_permit, AdmissionLimits& limits,
+       absl::Time admitted, absl::Time deadline, DeadlineSource deadline_source,
        const ReadOptions& options)
       : id(id),
         upstream(upstream),
         request(std::move(request)),
         done(std::move(done)),
         permit(std::move(permit)),
+        tenant(tenant),
+        tenant_permit(std::move(tenant_permit)),
         admitted(admitted),
         deadline(deadline),
         deadline_source(deadline_source),
-        decision(ReadPolicy{&upstream.picker(), &upstream.budget(), &limits},
+        decision(ReadPolicy{&upstream.picker(), &upstream.budget(),
+                            &upstream.retry_budget(), &limits,
+                            upstream.tenant_credits(), tenant},
                  options) {}
 
   // The replica attempt `attempt` went to, and its counters.
@@ -59,7 +63,9 @@ struct Read {
   Upstream& upstream;
   const EngineRead request;
   ReadCallback done;
-  Permit permit;  // the max_requests slot
+  Permit permit;         // the max_requests slot
+  const int tenant;      // its tenant's slot (hedge/tenant_table.h)
+  Permit tenant_permit;  // the slot's share of max_requests
   const absl::Time admitted;
   const absl::Time deadline;
   const DeadlineSource deadline_source;  // whose deadline `deadline` is

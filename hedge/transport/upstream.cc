@@ -8,7 +8,9 @@ namespace tailgate::hedge::transport {
 Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
                    EngineObserver* observer)
     : config_(config),
+      clock_(clock),
       budget_(config.budget),
+      retry_budget_(config.retry),
       delay_(std::make_unique<FixedHedgeDelay>(config.hedge_delay)),
       counters_(config.replicas.size()),
       warm_(clock, WarmConnections::Options{config.preconnect}) {
@@ -26,6 +28,10 @@ Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
     raw.push_back(breakers_.back().get());
   }
   picker_ = std::make_unique<ReplicaPicker>(raw);
+  if (config_.tenant_share < 1) {
+    tenant_credits_ =
+        std::make_unique<TenantCredits>(config_.budget, config_.tenant_share);
+  }
 }
 
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
@@ -35,6 +41,7 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
   totals.hedges = totals_.hedges.load(std::memory_order_relaxed);
   totals.hedge_wins = totals_.hedge_wins.load(std::memory_order_relaxed);
   totals.hedge_credits = budget_.credits();
+  totals.retry_credits = retry_budget_.credits(clock_.Now());
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
   snapshot.hedge_credits += totals.hedge_credits;
   const WarmConnectionStats warm = warm_.stats();

@@ -1,6 +1,6 @@
 // Upstream: one named replica set with its own policy objects (breakers,
-// picker, hedge budget, hedge delay), counters and warm connections; and
-// UpstreamSet, every configured upstream by name.
+// picker, hedge and retry budgets, hedge delay), counters and warm connections;
+// and UpstreamSet, every configured upstream by name.
 //
 // Thread safety: an Upstream's configuration is constant after
 // construction; its policy objects and counters are safe from any thread;
@@ -22,6 +22,8 @@
 #include "hedge/hedge_budget.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/replica_picker.h"
+#include "hedge/retry_budget.h"
+#include "hedge/tenant_credits.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
@@ -45,6 +47,10 @@ class Upstream {
 
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return budget_; }
+  RetryBudget& retry_budget() { return retry_budget_; }
+  // Each tenant's own share of budget() (hedge/tenant_credits.h); null
+  // when tenant_share is 1 (no per-tenant limit).
+  TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
   ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
   UpstreamCounters& totals() { return totals_; }
@@ -57,9 +63,12 @@ class Upstream {
 
  private:
   const UpstreamConfig config_;
+  Clock& clock_;
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
   std::unique_ptr<ReplicaPicker> picker_;
   HedgeBudget budget_;
+  RetryBudget retry_budget_;
+  std::unique_ptr<TenantCredits> tenant_credits_;  // null: share 1
   std::unique_ptr<HedgeDelayPolicy> delay_;
   std::vector<ReplicaCounters> counters_;  // by replica index
   UpstreamCounters totals_;

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "hedge/tenant_table.h"
 #include "server/flag_values.h"
 
 namespace tailgate::server::http_door {
@@ -72,11 +73,11 @@ absl::Status ApplyControls(const Controls& controls, DoorRead& read) {
     if (controls.tenant->empty()) {
       return Invalid("Tailgate-Tenant", "must not be empty");
     }
-    for (char c : *controls.tenant) {
-      if (!hygiene::IsTokenChar(c)) {
-        return Invalid("Tailgate-Tenant", "want a token such as team-a");
-      }
+    if (absl::Status s = hedge::ValidateTenantName(*controls.tenant);
+        !s.ok()) {
+      return Invalid("Tailgate-Tenant", s.message());
     }
+    read.request.set_tenant(*controls.tenant);
   }
   if (controls.hedge.has_value()) {
     const std::string value(absl::StripAsciiWhitespace(*controls.hedge));

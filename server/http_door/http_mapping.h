@@ -6,8 +6,8 @@
 // Request: GET or HEAD of an origin-form target. Control headers, removed
 // before forwarding:
 //   Tailgate-Upstream: NAME        the replica set ("" = default)
-//   Tailgate-Tenant: NAME          a token; accepted and ignored (the engine
-//                                  has no tenants)
+//   Tailgate-Tenant: NAME          the tenant (ReadRequest.tenant): up to 64
+//                                  letters, digits, ".", "_", "-"
 //   Tailgate-Hedge: off | DURATION no hedge, or this hedge delay
 //   Tailgate-Timeout: DURATION     the read's deadline (> 0; the engine caps
 //                                  it at --timeout)

@@ -63,6 +63,7 @@ TEST(ReadFromHttpTest, ControlHeadersAreTakenAndNotForwarded) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->request.headers_size(), 0);
   EXPECT_EQ(read->request.upstream(), "blue");
+  EXPECT_EQ(read->request.tenant(), "team-a");
   EXPECT_FALSE(read->request.hedge().disable());
   EXPECT_EQ(read->request.hedge().delay().seconds(), 0);
   EXPECT_EQ(read->request.hedge().delay().nanos(), 15'000'000);
@@ -83,7 +84,10 @@ TEST(ReadFromHttpTest, BadControlValuesNameTheHeader) {
       {{"Tailgate-Timeout", "inf"}, "Tailgate-Timeout: "},
       {{"Tailgate-Hedge", "sometimes"}, "Tailgate-Hedge: want off or"},
       {{"Tailgate-Hedge", "-1ms"}, "Tailgate-Hedge: must be positive"},
-      {{"Tailgate-Tenant", "a b"}, "Tailgate-Tenant: want a token"},
+      {{"Tailgate-Tenant", "a b"}, "Tailgate-Tenant: want letters, digits"},
+      {{"Tailgate-Tenant", "a+b"}, "Tailgate-Tenant: want letters, digits"},
+      {{"Tailgate-Tenant", std::string(65, 't')},
+       "Tailgate-Tenant: longer than 64 bytes (65)"},
       {{"Tailgate-Tenant", ""}, "Tailgate-Tenant: must not be empty"},
       {{"Tailgate-Timout", "1s"}, "unknown control header Tailgate-Timout"},
   };

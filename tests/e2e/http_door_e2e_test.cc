@@ -216,6 +216,11 @@ TEST_F(HttpDoorE2eTest, HedgedReadCarriesTraceHeaders) {
   const v1::GetStatsResponse stats = Stats();
   EXPECT_EQ(stats.requests(), 1u);
   EXPECT_EQ(stats.hedge_wins(), 1u);
+  // The read was counted for its tenant, named by Tailgate-Tenant.
+  ASSERT_EQ(stats.tenants_size(), 1);
+  EXPECT_EQ(stats.tenants(0).name(), "team-a");
+  EXPECT_EQ(stats.tenants(0).requests(), 1u);
+  EXPECT_EQ(stats.tenants(0).hedge_wins(), 1u);
 }
 
 TEST_F(HttpDoorE2eTest, HedgeOffAndHeadAndKeepAlive) {
@@ -330,6 +335,37 @@ TEST_F(HttpDoorE2eTest, AdmissionFullIs503WithRetryAfter) {
   EXPECT_EQ(reply->status, 503);
   EXPECT_EQ(reply->Header("Tailgate-Error"), "RESOURCE_EXHAUSTED");
   EXPECT_EQ(reply->Header("Retry-After"), "1");
+}
+
+TEST_F(HttpDoorE2eTest, ATenantOverItsShareIs503AndOthersAreServed) {
+  Replica& replica = AddReplica([](const ReplicaRequest& request) {
+    ReplicaResponse response = Body("ok");
+    if (request.uri == "/hold") response.fault = ReplicaResponse::Fault::kHang;
+    return response;
+  });
+  StartDoor({"--max_requests=2", "--tenant_share=0.5", "--hedge_fraction=0",
+             "--timeout=30s"});
+  Client holder(port_);
+  ASSERT_TRUE(holder.Send(Get("/hold", "Tailgate-Tenant: a\r\n")));
+  ASSERT_TRUE(replica.WaitForRequests(1, kWait));
+  const std::optional<Reply> refused =
+      Fetch(Get("/x", "Tailgate-Tenant: a\r\n"));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->Header("Tailgate-Error"), "RESOURCE_EXHAUSTED");
+  EXPECT_TRUE(absl::StrContains(refused->body, "tenant \"a\""))
+      << refused->body;
+  const std::optional<Reply> other =
+      Fetch(Get("/x", "Tailgate-Tenant: b\r\n"));
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->status, 200);
+  const v1::GetStatsResponse stats = Stats();
+  ASSERT_EQ(stats.tenants_size(), 2);
+  EXPECT_EQ(stats.tenants(0).name(), "a");
+  EXPECT_EQ(stats.tenants(0).rejected(), 1u);
+  EXPECT_EQ(stats.tenants(0).in_flight(), 1);
+  EXPECT_EQ(stats.tenants(1).name(), "b");
+  EXPECT_EQ(stats.tenants(1).requests(), 1u);
 }
 
 // Requests whose framing or form could smuggle a second request past the

@@ -414,11 +414,11 @@ TEST_F(EngineHedgingTest, TooLargeAndTransportFailureIsResourceExhausted) {
   ExpectIdle();
 }
 
-TEST_F(EngineHedgingTest, ZeroFractionDisablesFailureFallback) {
+TEST_F(EngineHedgingTest, ZeroRetryBudgetDisablesFailureFallback) {
   StartReplicas({Always(Answer("busy", absl::ZeroDuration(), 503)),
                  Always(Answer("busy", absl::ZeroDuration(), 503))});
   hedge::EngineConfig config = LongHedgeConfig();
-  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0, 100};
+  config.upstreams[0].retry = hedge::RetryBudgetConfig{0, 0, absl::Seconds(1)};
   StartEngine(config);
   absl::StatusOr<hedge::EngineResponse> response = Read("/x");
   ASSERT_TRUE(response.ok()) << response.status();
@@ -427,7 +427,27 @@ TEST_F(EngineHedgingTest, ZeroFractionDisablesFailureFallback) {
   EXPECT_EQ(TotalRequests(), 1);
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.hedges, 0u);
-  EXPECT_EQ(stats.skipped_no_budget, 1u);
+  EXPECT_EQ(stats.skipped_no_retry_budget, 1u);
+  ASSERT_EQ(stats.upstreams.size(), 1u);
+  EXPECT_DOUBLE_EQ(stats.upstreams[0].retry_credits, 0);
+}
+
+TEST_F(EngineHedgingTest, ZeroHedgeFractionKeepsFailureFallback) {
+  StartReplicas({Always(Answer("busy", absl::ZeroDuration(), 503)),
+                 Always(Answer("ok"))});
+  hedge::EngineConfig config = LongHedgeConfig();
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0, 100};
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->trace.attempts, 2);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.fallbacks, 1u);
+  ASSERT_EQ(stats.upstreams.size(), 1u);
+  // The default retry budget: 10 per second over 10 s, plus 0.2 per read,
+  // less the one fallback.
+  EXPECT_DOUBLE_EQ(stats.upstreams[0].retry_credits, 100 + 0.2 - 1);
 }
 
 TEST_F(EngineHedgingTest, ZeroFractionDisablesTimerHedge) {

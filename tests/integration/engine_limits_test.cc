@@ -167,18 +167,34 @@ TEST_F(EngineLimitsTest, MaxAttemptsBoundsConcurrentUpstreamRequests) {
   ExpectIdle();
 }
 
-TEST_F(EngineLimitsTest, HedgeBudgetBoundsExtraAttemptsWhenAllFail) {
+TEST_F(EngineLimitsTest, RetryBudgetBoundsFallbacksWhenAllFail) {
+  // 0.1 of a retry credit per read plus 0.5 per second over 10 s: at most
+  // 5 + 0.1 * 200 = 25 fallbacks for 200 reads in one window; the hedge
+  // credits are not touched.
   constexpr double kFraction = 0.1;
-  constexpr double kBurst = 3;
+  constexpr double kReserve = 5;
   StartReplicas({Always(Answer("busy", absl::ZeroDuration(), 503)),
                  Always(Answer("busy", absl::ZeroDuration(), 503))});
-  hedge::EngineConfig config = BudgetConfig(kFraction, kBurst);
+  hedge::EngineConfig config = BudgetConfig(0.1, 3);
   config.upstreams[0].hedge_delay = absl::Seconds(5);  // fallbacks only
+  config.upstreams[0].retry = {kFraction, 0.5, absl::Seconds(10)};
   StartEngine(config);
   std::vector<Submitted> reads = SubmitMany(200, "/fail");
-  // Fallbacks may take every credit.
-  ExpectBudgetBound(reads, 503, kFraction, kBurst, kBurst);
-  EXPECT_EQ(engine_->Snapshot().fallbacks, engine_->Snapshot().hedges);
+  for (Submitted& read : reads) {
+    const absl::StatusOr<hedge::EngineResponse>& result = read.pending->Wait();
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->status, 503);
+  }
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.fallbacks, stats.hedges);
+  EXPECT_LE(static_cast<double>(stats.fallbacks), kReserve + kFraction * 200);
+  EXPECT_GE(static_cast<double>(stats.fallbacks), kReserve);
+  EXPECT_GT(stats.skipped_no_retry_budget, 0u);
+  EXPECT_EQ(stats.skipped_no_budget, 0u);
+  ASSERT_EQ(stats.upstreams.size(), 1u);
+  EXPECT_DOUBLE_EQ(stats.upstreams[0].hedge_credits, 3);  // untouched
+  EXPECT_LT(stats.upstreams[0].retry_credits, 1);
+  ExpectIdle();
 }
 
 TEST_F(EngineLimitsTest, HedgeBudgetBoundsExtraAttemptsWhenAllSlow) {
@@ -190,8 +206,8 @@ TEST_F(EngineLimitsTest, HedgeBudgetBoundsExtraAttemptsWhenAllSlow) {
   config.upstreams[0].hedge_delay = absl::Milliseconds(5);
   StartEngine(config);
   std::vector<Submitted> reads = SubmitMany(200, "/slow");
-  // Timer hedges leave one credit for fallbacks.
-  ExpectBudgetBound(reads, 200, kFraction, kBurst, kBurst - 1);
+  // Timer hedges may spend every credit (fallbacks have their own).
+  ExpectBudgetBound(reads, 200, kFraction, kBurst, kBurst);
   EXPECT_EQ(engine_->Snapshot().fallbacks, 0u);
 }
 
