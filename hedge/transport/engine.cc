@@ -30,6 +30,7 @@
 #include "hedge/transport/read_result.h"
 #include "hedge/transport/read_state.h"
 #include "hedge/transport/upstream.h"
+#include "hedge/transport/upstream_directory.h"
 
 namespace tailgate::hedge::transport {
 namespace {
@@ -44,14 +45,16 @@ constexpr char kShuttingDown[] = "tailgate is shutting down";
 
 class EngineImpl final : public Engine, private CurlLoop::Callbacks {
  public:
-  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer)
+  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer,
+             discovery::Resolver* resolver)
       : config_(std::move(config)),
         clock_(clock),
-        upstreams_(config_.upstreams, clock, observer),
+        own_resolver_(resolver == nullptr
+                          ? std::make_unique<discovery::SystemResolver>()
+                          : nullptr),
+        upstreams_(config_, clock, observer,
+                   resolver == nullptr ? *own_resolver_ : *resolver),
         limits_(config_.admission),
-        attempt_limits_{config_.max_response_bytes,
-                        config_.max_response_headers,
-                        config_.max_response_header_bytes},
         loop_(
             clock, *this,
             CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
@@ -60,11 +63,16 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // OnStop completes every read, queued ones included, on the loop thread.
   ~EngineImpl() override { loop_.Stop(); }
 
-  absl::Status Start() { return loop_.Start(); }
+  absl::Status Start() {
+    upstreams_.Replace(config_.upstreams);
+    upstreams_.StartRefresher();
+    return loop_.Start();
+  }
 
   absl::StatusOr<uint64_t> Submit(EngineRead request,
                                   ReadCallback done) override;
   void Cancel(uint64_t read_id) override;
+  absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) override;
   EngineSnapshot Snapshot() const override;
   Clock& clock() const override { return clock_; }
 
@@ -98,12 +106,13 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void CompleteUnstarted(Read& read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
-  // Constant after construction.
+  // Constant after construction (config_.upstreams: the sets at start).
   const EngineConfig config_;
   Clock& clock_;
-  const UpstreamSet upstreams_;
+  const std::unique_ptr<discovery::Resolver> own_resolver_;  // may be null
+  // The current replica sets; safe from any thread.
+  UpstreamDirectory upstreams_;
   AdmissionLimits limits_;
-  const AttemptLimits attempt_limits_;
   EngineCounters counters_;
   std::atomic<uint64_t> next_id_{1};
 
@@ -121,10 +130,15 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
 
 absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
                                             ReadCallback done) {
-  Upstream* upstream = upstreams_.Find(request.upstream);
+  std::shared_ptr<Upstream> upstream = upstreams_.Find(request.upstream);
   if (upstream == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("unknown upstream \"", request.upstream, "\""));
+  }
+  if (upstream->size() == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("upstream \"", request.upstream,
+                     "\" has no replica: its names resolved to no address"));
   }
   std::optional<Permit> permit = limits_.TryAdmitRequest();
   if (!permit.has_value()) {
@@ -133,8 +147,15 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
         absl::StrCat("too many concurrent reads (max_requests=",
                      limits_.requests().capacity(), ")"));
   }
+  std::optional<Permit> upstream_permit = upstream->TryAdmit();
+  if (!upstream_permit.has_value()) {
+    Bump(counters_.rejected_overloaded);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many concurrent reads of upstream \"", request.upstream,
+        "\" (its max_requests=", upstream->max_requests(), ")"));
+  }
   const absl::Time now = clock_.Now();
-  const absl::Time timeout_deadline = now + config_.timeout;
+  const absl::Time timeout_deadline = now + upstream->timeout();
   const absl::Time deadline = std::min(request.deadline, timeout_deadline);
   const DeadlineSource deadline_source = request.deadline < timeout_deadline
                                              ? DeadlineSource::kCaller
@@ -144,7 +165,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   options.hedge_delay = upstream->delay().DelayFor(request.hedge_delay);
   // An attempt that had half the sidecar's timeout and did not answer
   // has failed; a younger one (a late fallback or hedge) had no chance.
-  options.timeout_blame_age = config_.timeout / 2;
+  options.timeout_blame_age = upstream->timeout() / 2;
 
   // Counted before the loop can see the read: it may finish at once, and
   // its own admission's credit may pay for its hedge.
@@ -154,15 +175,17 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   Bump(counters_.in_flight_requests, int64_t{1});
 
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  UpstreamCounters& totals = upstream->totals();
   auto read = std::make_unique<Read>(
-      id, *upstream, std::move(request), std::move(done), std::move(*permit),
-      limits_, now, deadline, deadline_source, options);
+      id, std::move(upstream), std::move(request), std::move(done),
+      std::move(*permit), std::move(*upstream_permit), limits_, now, deadline,
+      deadline_source, options);
   switch (inbox_.PushRead(read)) {
     case ReadInbox::PushResult::kClosed:
       // The loop has stopped: refused after all (`read` frees its permit;
       // the credit it earned no longer matters).
       counters_.requests.fetch_sub(1, std::memory_order_relaxed);
-      upstream->totals().requests.fetch_sub(1, std::memory_order_relaxed);
+      totals.requests.fetch_sub(1, std::memory_order_relaxed);
       Bump(counters_.in_flight_requests, int64_t{-1});
       return absl::UnavailableError(kShuttingDown);
     case ReadInbox::PushResult::kQueuedWakeUp:
@@ -242,7 +265,10 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
 absl::Time EngineImpl::BeforeWait() {
   loop_thread_.AssertOnOwner();
   absl::Time next = absl::InfiniteFuture();
-  for (const auto& upstream : upstreams_.all()) {
+  // The current generation's pools; a vanished upstream's go with the
+  // last read that holds it.
+  const std::shared_ptr<const UpstreamSet> set = upstreams_.Current();
+  for (const auto& upstream : set->all()) {
     next = std::min(next, upstream->warm().Refill());
   }
   return next;
@@ -303,8 +329,13 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   read.slots[action.attempt] = slot;
 
   AttemptRequest request;
-  request.url = hygiene::BuildAttemptUrl(upstream.replica(action.replica),
-                                         read.request.target);
+  const hygiene::ReplicaUrl& replica_url = upstream.replica(action.replica);
+  request.url = hygiene::BuildAttemptUrl(replica_url, read.request.target);
+  if (!replica_url.address.empty()) {
+    request.connect_to =
+        absl::StrCat(replica_url.host, ":", replica_url.port, ":",
+                     replica_url.address, ":", replica_url.port);
+  }
   request.head = read.request.head;
   request.headers = &read.request.headers;
   request.http_version = upstream.config().http_version;
@@ -315,7 +346,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   replica.CountAttempt(action.kind);
   counters_.CountLaunch(action.kind);
   if (action.kind != AttemptKind::kPrimary) Bump(upstream.totals().hedges);
-  if (!slot->http.Prepare(request, attempt_limits_, slot).ok() ||
+  if (!slot->http.Prepare(request, upstream.attempt_limits(), slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
     CountFailure(upstream, action.replica);
     slots_.Release(std::exchange(read.slots[action.attempt], nullptr));
@@ -351,8 +382,10 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     counters_.CountReadError(action.error);
     result = ReadErrorStatus(
         action.error,
-        ErrorContext{limits_.attempts().capacity(), config_.max_response_bytes,
-                     config_.timeout, read.deadline_source, stopping_});
+        ErrorContext{limits_.attempts().capacity(),
+                     read.upstream.attempt_limits().max_body_bytes,
+                     read.upstream.timeout(), read.deadline_source,
+                     stopping_});
   }
   counters_.request_duration.Record(now - read.admitted);
   Bump(counters_.in_flight_requests, int64_t{-1});
@@ -364,6 +397,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   // Free the max_requests slot before the caller hears back, so a caller that
   // reads sequentially is never refused by its own previous read.
   owned->permit.Release();
+  owned->upstream_permit.Release();
   ReadCallback done = std::move(owned->done);
   done(std::move(result));
   // Only now close the losers still transferring (already uncounted by
@@ -396,6 +430,7 @@ void EngineImpl::Detach(AttemptSlot* slot) {
 void EngineImpl::CompleteUnstarted(Read& read) {
   Bump(counters_.in_flight_requests, int64_t{-1});
   read.permit.Release();
+  read.upstream_permit.Release();
   read.done(absl::UnavailableError(kShuttingDown));
 }
 
@@ -407,8 +442,19 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.timers_pending = loop_.pending_timers();
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.timer_spin_total = loop_.total_timer_spin();
-  for (const auto& upstream : upstreams_.all()) upstream->AddTo(s);
+  upstreams_.AddTo(s);
   return s;
+}
+
+absl::Status EngineImpl::SetUpstreams(std::vector<UpstreamConfig> upstreams) {
+  EngineConfig checked = config_;
+  checked.upstreams = std::move(upstreams);
+  if (absl::Status s = ValidateUpstreams(checked.upstreams, checked); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckCurlSupports(checked); !s.ok()) return s;
+  upstreams_.Replace(checked.upstreams);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -423,11 +469,12 @@ absl::Status Engine::CheckConfig(const EngineConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
-    EngineConfig config, Clock& clock, EngineObserver* observer) {
+    EngineConfig config, Clock& clock, EngineObserver* observer,
+    discovery::Resolver* resolver) {
   if (absl::Status s = CheckConfig(config); !s.ok()) return s;
   transport::InitCurlOnce();
-  auto engine = std::make_unique<transport::EngineImpl>(std::move(config),
-                                                        clock, observer);
+  auto engine = std::make_unique<transport::EngineImpl>(
+      std::move(config), clock, observer, resolver);
   if (absl::Status s = engine->Start(); !s.ok()) return s;
   return std::unique_ptr<Engine>(std::move(engine));
 }
