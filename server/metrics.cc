@@ -106,7 +106,8 @@ double Amplification(const hedge::EngineSnapshot& engine) {
 }
 
 std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
-                                         const RejectionSnapshot& rejections) {
+                                         const RejectionSnapshot& rejections,
+                                         const ReloadSnapshot& reloads) {
   std::vector<MetricFamily> families;
   auto add = [&families](const char* name, const char* help, MetricType type,
                          std::vector<ClientMetric> metrics) {
@@ -244,6 +245,28 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
         return Gauge(absl::ToDoubleSeconds(u.hedge_delay));
       }));
 
+  add("tailgate_config_reloads_total",
+      "Configuration reloads (SIGHUP or a changed --config file), by result: "
+      "ok (applied), rejected (the file was bad; the running configuration "
+      "stays).",
+      MetricType::Counter,
+      {Counter(reloads.ok, {{"result", "ok"}}),
+       Counter(reloads.rejected, {{"result", "rejected"}})});
+  families.push_back(PerUpstream(
+      "tailgate_dns_refresh_failures_total",
+      "Failed or empty lookups of resolved replica names, by upstream (the "
+      "last good addresses were kept).",
+      MetricType::Counter, engine, [](const hedge::UpstreamSnapshot& u) {
+        return Counter(u.dns_refresh_failures);
+      }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_replicas",
+      "Replicas in the set now, each address of a resolved name one, by "
+      "upstream.",
+      MetricType::Gauge, engine, [](const hedge::UpstreamSnapshot& u) {
+        return Gauge(static_cast<double>(u.replicas));
+      }));
+
   add("tailgate_request_duration_seconds", "Read latency, admission to answer.",
       MetricType::Histogram, {Histogram(engine.request_duration)});
   families.push_back(
@@ -256,9 +279,10 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
 }
 
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
-                          const RejectionSnapshot& rejections) {
+                          const RejectionSnapshot& rejections,
+                          const ReloadSnapshot& reloads) {
   return prometheus::TextSerializer().Serialize(
-      MetricFamilies(engine, rejections));
+      MetricFamilies(engine, rejections, reloads));
 }
 
 }  // namespace tailgate::server

@@ -313,6 +313,26 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
     upstream.http_version =
         *raw.http2 ? hedge::HttpVersion::kHttp2 : hedge::HttpVersion::kHttp1;
   }
+  if (!raw.timeout.empty()) {
+    upstream.timeout = reader.Duration(key("timeout"), raw.timeout);
+  }
+  if (!raw.max_response_bytes.empty()) {
+    upstream.max_response_bytes =
+        reader.Integer(key("max_response_bytes"), raw.max_response_bytes);
+  }
+  if (!raw.max_requests.empty()) {
+    upstream.max_requests =
+        reader.Integer(key("max_requests"), raw.max_requests);
+  }
+  if (raw.resolve) {
+    for (hygiene::ReplicaUrl& replica : upstream.replicas) {
+      replica.resolve = true;
+    }
+  }
+  if (!raw.refresh_interval.empty()) {
+    upstream.refresh_interval =
+        reader.Duration(key("refresh_interval"), raw.refresh_interval);
+  }
   if (!raw.ca_file.empty()) {
     upstream.ca_file = raw.ca_file;
     if (access(raw.ca_file.c_str(), R_OK) != 0) {
