@@ -316,9 +316,9 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   absl::StatusOr<std::unique_ptr<HttpEndpoints>> http = HttpEndpoints::Start(
       config.metrics_listen,
       {.metrics =
-           [&engine_ref, &rejections] {
-             return RenderMetrics(engine_ref.Snapshot(),
-                                  rejections.Snapshot());
+           [&engine_ref, &rejections, &reload_counts] {
+             return RenderMetrics(engine_ref.Snapshot(), rejections.Snapshot(),
+                                  reload_counts());
            },
        .ready = [&gate] { return !gate.draining(); },
        .live = [&door_probe] { return door_probe.Check(); },
