@@ -29,10 +29,18 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "--backends replaces the replicas of the default set (upstream "
           "\"\"). --hedge_delay, --hedge_fraction, --hedge_burst, "
           "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
-          "and --ca_file are the defaults of upstreams that leave them out.");
+          "and --ca_file are the defaults of upstreams that leave them out. "
+          "Reload: SIGHUP, or a change of the file (its directory is "
+          "watched), re-reads it and swaps the upstreams (replicas, policy, "
+          "per-upstream limits) without dropping a read; a bad file is "
+          "rejected and logged, the running one stays. Listeners and global "
+          "limits need a restart (a reload that changes them logs "
+          "event=config_reload_needs_restart).");
 ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
           "Comma-separated replica URLs of the default replica set, e.g. "
-          "http://10.0.0.7:8080,http://10.0.0.8:8080 (required without "
+          "http://10.0.0.7:8080,http://10.0.0.8:8080; dns://NAME:PORT "
+          "stands for every address NAME resolves to, looked up every 5s "
+          "(required without "
           "--config).");
 ABSL_FLAG(std::string, listen, tailgate::server::RawFlags().listen,
           "gRPC address for HedgedRead, health and reflection: host:port, "
