@@ -64,6 +64,7 @@ class SteadyReader {
   }
   int64_t reads() const { return reads_; }
   int64_t failures() const { return failures_; }
+  int64_t misrouted() const { return misrouted_; }
   std::string first_failure() const { return first_failure_; }
 
  private:
@@ -77,6 +78,13 @@ class SteadyReader {
       context.set_deadline(absl::ToChronoTime(absl::Now() + kWait));
       const grpc::Status status = stub_->Read(&context, request, &response);
       ++reads_;
+      // A discovered replica "dN" listens on 127.0.0.N: the trace's
+      // NAME@ADDRESS must be where the answer came from.
+      if (status.ok() && upstream_ == "disc" &&
+          response.trace().replica() !=
+              absl::StrCat("disc.test@127.0.0.", response.body().substr(1))) {
+        ++misrouted_;
+      }
       if (!status.ok() || response.status() != 200) {
         if (failures_++ == 0) {
           first_failure_ = absl::StrCat(status.error_code(), " ",
@@ -94,6 +102,7 @@ class SteadyReader {
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> reads_{0};
   std::atomic<int64_t> failures_{0};
+  std::atomic<int64_t> misrouted_{0};
   std::string first_failure_;  // written by the reader thread before Stop
   std::thread thread_;
 };
@@ -216,6 +225,7 @@ TEST_F(ReloadE2eTest, ReplicasComeAndGoUnderLoadWithoutAFailedRead) {
 
   EXPECT_EQ(fixed.failures(), 0) << fixed.first_failure();
   EXPECT_EQ(discovered.failures(), 0) << discovered.first_failure();
+  EXPECT_EQ(discovered.misrouted(), 0);  // each address its own connections
   EXPECT_EQ(s2.requests_received(), s2_after_reload);  // drained, never again
   EXPECT_EQ(d2.requests_received(), d2_after_answer);
   std::printf(
