@@ -123,6 +123,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
       ABSL_GUARDED_BY(loop_thread_);
   AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
+  // The generation whose resolved addresses were last warmed (Expect).
+  std::shared_ptr<const UpstreamSet> warmed_set_ ABSL_GUARDED_BY(loop_thread_);
   bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;
 
   CurlLoop loop_;  // last: stopped before the state above goes away
@@ -267,7 +269,19 @@ absl::Time EngineImpl::BeforeWait() {
   absl::Time next = absl::InfiniteFuture();
   // The current generation's pools; a vanished upstream's go with the
   // last read that holds it.
-  const std::shared_ptr<const UpstreamSet> set = upstreams_.Current();
+  std::shared_ptr<const UpstreamSet> set = upstreams_.Current();
+  if (set != warmed_set_) {
+    // A new generation: the addresses of resolved names join warm.
+    for (const auto& upstream : set->all()) {
+      for (size_t i = 0; i < upstream->size(); ++i) {
+        const hygiene::ReplicaUrl& replica = upstream->replica(i);
+        if (!replica.address.empty()) {
+          upstream->warm().Expect(replica.address, replica.port);
+        }
+      }
+    }
+    warmed_set_ = set;
+  }
   for (const auto& upstream : set->all()) {
     next = std::min(next, upstream->warm().Refill());
   }
