@@ -25,7 +25,7 @@ namespace {
 
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+  return absl::StrCat(dir != nullptr ? dir : ".", "/", name);
 }
 
 void Write(const std::string& path, const std::string& text) {

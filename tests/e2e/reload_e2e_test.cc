@@ -39,7 +39,7 @@ using ::tailgate::server::testing::HttpReply;
 
 std::string TestDir() {
   const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
+  return dir != nullptr ? dir : ".";
 }
 
 // Replaced whole, as a writer that renames a new file over the old one.
