@@ -5,7 +5,9 @@
 namespace tailgate::hedge {
 
 ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers)
-    : breakers_(breakers.begin(), breakers.end()) {
+    : breakers_(breakers.begin(), breakers.end()),
+      retired_(new std::atomic<bool>[breakers.size()]) {
+  for (size_t i = 0; i < breakers_.size(); ++i) retired_[i] = false;
   ABSL_ASSERT(!breakers_.empty());
   for (const CircuitBreaker* breaker : breakers_) {
     ABSL_ASSERT(breaker != nullptr);
@@ -17,6 +19,7 @@ std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   const size_t start = next_start_.fetch_add(1, std::memory_order_relaxed) % n;
   for (size_t i = 0; i < n; ++i) {
     const size_t replica = (start + i) % n;
+    if (Retired(replica)) continue;
     if (std::optional<CircuitTicket> ticket =
             breakers_[replica]->TryAcquire(now)) {
       return ReplicaPick{replica, *ticket};
@@ -30,6 +33,7 @@ std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
   const size_t n = breakers_.size();
   for (size_t i = 1; i < n; ++i) {
     const size_t replica = (exclude + i) % n;
+    if (Retired(replica)) continue;
     if (std::optional<CircuitTicket> ticket =
             breakers_[replica]->TryAcquire(now)) {
       return ReplicaPick{replica, *ticket};
@@ -41,9 +45,14 @@ std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
 bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
   const size_t n = breakers_.size();
   for (size_t i = 1; i < n; ++i) {
-    if (breakers_[(exclude + i) % n]->IsEligible(now)) return true;
+    const size_t replica = (exclude + i) % n;
+    if (!Retired(replica) && breakers_[replica]->IsEligible(now)) return true;
   }
   return false;
+}
+
+void ReplicaPicker::Retire(size_t replica) {
+  retired_[replica].store(true, std::memory_order_release);
 }
 
 }  // namespace tailgate::hedge

@@ -2,7 +2,9 @@
 //
 // The primary's scan starts one position further for every read (rotation),
 // and takes the first replica whose circuit grants a ticket. The alternate's
-// scan starts after the primary's replica and never returns it.
+// scan starts after the primary's replica and never returns it. A retired
+// replica (one that left its set while reads of the old set are in flight)
+// is never picked again.
 //
 // Thread safety: safe from any thread. The breakers are not owned and must
 // outlive the picker.
@@ -13,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -49,11 +52,20 @@ class ReplicaPicker {
   // REQUIRES: exclude < size()
   bool HasAlternate(size_t exclude, absl::Time now) const;
 
+  // No scan returns `replica` from now on; attempts already on it go on.
+  // REQUIRES: replica < size()
+  void Retire(size_t replica);
+
   size_t size() const { return breakers_.size(); }
   CircuitBreaker& breaker(size_t replica) const { return *breakers_[replica]; }
 
  private:
+  bool Retired(size_t replica) const {
+    return retired_[replica].load(std::memory_order_acquire);
+  }
+
   const std::vector<CircuitBreaker*> breakers_;
+  const std::unique_ptr<std::atomic<bool>[]> retired_;  // by replica
   std::atomic<uint64_t> next_start_{0};
 };
 

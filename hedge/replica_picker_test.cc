@@ -62,6 +62,21 @@ TEST(ReplicaPickerTest, PrimarySkipsOpenCircuits) {
             (std::vector<size_t>{0, 2, 2, 0}));
 }
 
+TEST(ReplicaPickerTest, RetiredReplicaIsNeverPickedAgain) {
+  Replicas replicas(3);
+  replicas.picker().Retire(1);
+  EXPECT_EQ(PrimaryPicks(replicas.picker(), 4, At(0)),
+            (std::vector<size_t>{0, 2, 2, 0}));
+  std::optional<ReplicaPick> alternate = replicas.picker().PickAlternate(0, At(0));
+  ASSERT_TRUE(alternate.has_value());
+  EXPECT_EQ(alternate->replica, 2u);
+  replicas.picker().Retire(2);
+  EXPECT_FALSE(replicas.picker().HasAlternate(0, At(0)));
+  EXPECT_FALSE(replicas.picker().PickAlternate(0, At(0)).has_value());
+  replicas.picker().Retire(0);
+  EXPECT_FALSE(replicas.picker().PickPrimary(At(0)).has_value());
+}
+
 TEST(ReplicaPickerTest, PrimaryCarriesTheGrantedTicket) {
   Replicas replicas(2);
   replicas.Open(0, At(0));

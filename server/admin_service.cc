@@ -1,5 +1,7 @@
 #include "server/admin_service.h"
 
+#include <utility>
+
 #include "server/metrics.h"
 
 namespace tailgate::server {
@@ -25,7 +27,11 @@ grpc::ServerUnaryReactor* FinishOk(grpc::CallbackServerContext* context) {
 
 void FillStats(const hedge::EngineSnapshot& engine,
                const RejectionSnapshot& rejections,
+               const ReloadSnapshot& reloads,
                v1::GetStatsResponse* response) {
+  response->set_config_reloads(reloads.ok);
+  response->set_config_reloads_rejected(reloads.rejected);
+  response->set_dns_refresh_failures(engine.dns_refresh_failures);
   response->set_requests(engine.requests);
   response->set_rejected(
       engine.rejected_overloaded + engine.rejected_tenant_share +
@@ -54,6 +60,7 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_failures(replica.failures);
     stats->set_in_flight(replica.in_flight);
     stats->set_upstream(replica.upstream);
+    stats->set_address(replica.address);
   }
   for (const hedge::TenantSnapshot& tenant : engine.tenants) {
     v1::TenantStats* stats = response->add_tenants();
@@ -72,6 +79,8 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_hedge_wins(upstream.hedge_wins);
     stats->set_hedge_credits(upstream.hedge_credits);
     stats->set_retry_credits(upstream.retry_credits);
+    stats->set_dns_refresh_failures(upstream.dns_refresh_failures);
+    stats->set_replicas(upstream.replicas);
     const int64_t nanos = absl::ToInt64Nanoseconds(upstream.hedge_delay);
     stats->mutable_hedge_delay()->set_seconds(nanos / 1'000'000'000);
     stats->mutable_hedge_delay()->set_nanos(
@@ -82,13 +91,14 @@ void FillStats(const hedge::EngineSnapshot& engine,
 }  // namespace
 
 AdminService::AdminService(const hedge::Engine& engine,
-                           const Rejections& rejections)
-    : engine_(engine), rejections_(rejections) {}
+                           const Rejections& rejections,
+                           std::function<ReloadSnapshot()> reloads)
+    : engine_(engine), rejections_(rejections), reloads_(std::move(reloads)) {}
 
 grpc::ServerUnaryReactor* AdminService::GetStats(
     grpc::CallbackServerContext* context,
     const v1::GetStatsRequest* /*request*/, v1::GetStatsResponse* response) {
-  FillStats(engine_.Snapshot(), rejections_.Snapshot(), response);
+  FillStats(engine_.Snapshot(), rejections_.Snapshot(), Reloads(), response);
   return FinishOk(context);
 }
 
@@ -97,7 +107,8 @@ grpc::ServerUnaryReactor* AdminService::GetMetrics(
     const v1::GetMetricsRequest* /*request*/,
     v1::GetMetricsResponse* response) {
   response->set_content_type(kMetricsContentType);
-  response->set_text(RenderMetrics(engine_.Snapshot(), rejections_.Snapshot()));
+  response->set_text(
+      RenderMetrics(engine_.Snapshot(), rejections_.Snapshot(), Reloads()));
   return FinishOk(context);
 }
 

@@ -16,15 +16,21 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
+
 #include "hedge/transport/engine.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
+#include "server/metrics.h"
 #include "server/rejections.h"
 
 namespace tailgate::server {
 
 class AdminService final : public v1::Admin::CallbackService {
  public:
-  AdminService(const hedge::Engine& engine, const Rejections& rejections);
+  // `reloads` (may be empty: none counted) gives the configuration
+  // reload counts; called from gRPC threads.
+  AdminService(const hedge::Engine& engine, const Rejections& rejections,
+               std::function<ReloadSnapshot()> reloads = nullptr);
 
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest* request,
@@ -38,6 +44,11 @@ class AdminService final : public v1::Admin::CallbackService {
   // Constant after construction.
   const hedge::Engine& engine_;
   const Rejections& rejections_;
+  const std::function<ReloadSnapshot()> reloads_;
+
+  ReloadSnapshot Reloads() const {
+    return reloads_ ? reloads_() : ReloadSnapshot();
+  }
 };
 
 }  // namespace tailgate::server

@@ -6,11 +6,12 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/flags/internal/private_handle_accessor.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -204,6 +205,30 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
     flags.file_locations[absl::StrCat(prefix, "http_version")] = at("http2");
   }
   if (!file.ca_file().empty()) set("ca_file", file.ca_file(), raw.ca_file);
+  // The default set's limits are the global ones: its fields would share
+  // their names (and their places in errors) with the file's globals.
+  if (file.name().empty()) {
+    for (const char* limit : {"timeout", "max_response_bytes", "max_requests"}) {
+      const FieldDescriptor* field = type.FindFieldByName(limit);
+      if (file.GetReflection()->HasField(file, field)) {
+        return ErrorAt(at(limit), limit,
+                       "the default set's limits are the global ones: set "
+                       "it at the top level of the file");
+      }
+    }
+  }
+  if (!file.timeout().empty()) set("timeout", file.timeout(), raw.timeout);
+  if (file.has_max_response_bytes()) {
+    set("max_response_bytes", absl::StrCat(file.max_response_bytes()),
+        raw.max_response_bytes);
+  }
+  if (file.has_max_requests()) {
+    set("max_requests", absl::StrCat(file.max_requests()), raw.max_requests);
+  }
+  raw.resolve = file.resolve();
+  if (!file.refresh_interval().empty()) {
+    set("refresh_interval", file.refresh_interval(), raw.refresh_interval);
+  }
   flags.upstreams.push_back(std::move(raw));
   return absl::OkStatus();
 }
@@ -266,13 +291,26 @@ absl::StatusOr<RawFlags> ApplyConfigFile(RawFlags flags,
   return ApplyConfigText(path, text.str(), std::move(flags), on_command_line);
 }
 
-bool FlagOnCommandLine(absl::string_view name) {
-  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  // The system abseil (20220623) keeps CommandLineFlag's own
-  // IsSpecifiedOnCommandLine private; this accessor is its way in.
-  return flag != nullptr &&
-         absl::flags_internal::PrivateHandleAccessor::IsSpecifiedOnCommandLine(
-             *flag);
+OnCommandLine FlagsNamedIn(int argc, char** argv) {
+  absl::flat_hash_set<std::string> named;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;  // the rest are not flags
+    if (!absl::ConsumePrefix(&arg, "-")) continue;
+    absl::ConsumePrefix(&arg, "-");
+    const absl::string_view name = arg.substr(0, arg.find('='));
+    // --noNAME sets the boolean NAME.
+    if (absl::FindCommandLineFlag(name) == nullptr &&
+        absl::StartsWith(name, "no")) {
+      named.insert(std::string(name.substr(2)));
+    } else {
+      named.insert(std::string(name));
+    }
+  }
+  return [named = std::move(named)](absl::string_view name) {
+    return named.contains(name);
+  };
 }
+
 
 }  // namespace tailgate::server

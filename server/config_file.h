@@ -5,7 +5,7 @@
 // Example (main):
 //   RawFlags flags = RawFlagsFromCommandLine();
 //   absl::StatusOr<RawFlags> merged = ApplyConfigFile(
-//       std::move(flags), FlagOnCommandLine);
+//       std::move(flags), FlagsNamedIn(argc, argv));
 //   if (!merged.ok()) { print merged.status().message(); exit 2; }
 //   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(*merged);
 //
@@ -51,8 +51,10 @@ absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
 absl::StatusOr<RawFlags> ApplyConfigFile(RawFlags flags,
                                          const OnCommandLine& on_command_line);
 
-// The process's flags: absl's record of what the command line gave.
-bool FlagOnCommandLine(absl::string_view name);
+// The flags `argv` names ("--name", "--name=value", "-name", "--noname"
+// for a boolean; up to a "--"), read before absl parses them. Flags given
+// through --flagfile or --fromenv count as not on the command line.
+OnCommandLine FlagsNamedIn(int argc, char** argv);
 
 }  // namespace tailgate::server
 

@@ -309,5 +309,35 @@ TEST(ConfigFileTest, EveryGlobalFieldIsAFlag) {
   }
 }
 
+TEST(FlagsNamedInTest, NamesEachSpellingUpToTheEndOfFlags) {
+  std::vector<std::string> args = {"tailgate",     "--timeout=2s",
+                                   "-listen",      "127.0.0.1:1",
+                                   "--nobackend_http2", "--",
+                                   "--max_requests=3"};
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  const OnCommandLine named =
+      FlagsNamedIn(static_cast<int>(argv.size()), argv.data());
+  EXPECT_TRUE(named("timeout"));
+  EXPECT_TRUE(named("listen"));
+  EXPECT_TRUE(named("backend_http2"));
+  EXPECT_FALSE(named("max_requests"));  // after "--": not a flag
+  EXPECT_FALSE(named("admin"));
+}
+
+TEST(ConfigFileTest, UpstreamLimitsAndDiscoveryFieldsAreRead) {
+  absl::StatusOr<ServerConfig> config = Load(
+      "upstreams {\n  name: \"a\"\n  replicas: \"http://catalog.test:80\"\n"
+      "  resolve: true\n  refresh_interval: \"250ms\"\n  timeout: \"500ms\"\n"
+      "  max_response_bytes: 1024\n  max_requests: 8\n}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const hedge::UpstreamConfig& a = config->engine.upstreams[0];
+  EXPECT_TRUE(a.replicas[0].resolve);
+  EXPECT_EQ(a.refresh_interval, absl::Milliseconds(250));
+  EXPECT_EQ(a.timeout, absl::Milliseconds(500));
+  EXPECT_EQ(a.max_response_bytes, 1024);
+  EXPECT_EQ(a.max_requests, 8);
+}
+
 }  // namespace
 }  // namespace tailgate::server

@@ -7,6 +7,9 @@
 // plain-HTTP door when --http_listen is set (server/http_door). Each
 // bound address is logged (event=listening), so port 0 can be discovered.
 //
+// Reload: with --config, SIGHUP and a change of the file (its directory is
+// watched) re-read it and apply its upstreams (server/config_reload.h).
+//
 // Shutdown: on SIGTERM or SIGINT, readiness and health go to not serving,
 // new reads are refused with UNAVAILABLE, and reads in flight get up to
 // --drain_timeout to finish; then everything stops and the process exits 0.
@@ -15,6 +18,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -32,10 +36,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "hedge/discovery/resolver.h"
 #include "hedge/transport/engine.h"
 #include "server/admin_service.h"
 #include "server/circuit_log.h"
 #include "server/config_file.h"
+#include "server/config_reload.h"
+#include "server/config_watch.h"
 #include "server/cpu_set.h"
 #include "server/door_probe.h"
 #include "server/drain.h"
@@ -191,7 +198,23 @@ int Fatal(Logger& log, absl::string_view what, const absl::Status& status) {
   return 1;
 }
 
-int Run(const ServerConfig& config) {
+// The resolver of `resolve` replicas' names: the system's, unless the
+// testing seam (discovery::kTestingHostsFileVariable) names a hosts file.
+std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
+  const char* hosts = getenv(hedge::discovery::kTestingHostsFileVariable);
+  if (hosts == nullptr || hosts[0] == '\0') {
+    return std::make_unique<hedge::discovery::SystemResolver>();
+  }
+  log.Warn("testing_hosts_file",
+           {{"path", hosts},
+            {"reason", absl::StrCat(hedge::discovery::kTestingHostsFileVariable,
+                                    " is set: names resolve from this file "
+                                    "only (a testing seam)")}});
+  return std::make_unique<hedge::discovery::HostsFileResolver>(hosts);
+}
+
+int Run(const ServerConfig& config, const RawFlags& command_line,
+        const OnCommandLine& on_command_line) {
   Logger log(config.log_format);
   // Before the first gRPC object: nothing a client sends reaches the log
   // unescaped, and the libraries' lines are rate-limited.
@@ -218,8 +241,10 @@ int Run(const ServerConfig& config) {
   }
 
   CircuitLog circuit_log(log);
-  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(config.engine, hedge::SteadyClock(), &circuit_log);
+  const std::unique_ptr<hedge::discovery::Resolver> resolver =
+      MakeResolver(log);
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = hedge::Engine::Create(
+      config.engine, hedge::SteadyClock(), &circuit_log, resolver.get());
   if (!engine.ok()) return Fatal(log, "engine", engine.status());
   // The engine loop has started with the process's own policy; gRPC and
   // the HTTP listener start their threads from here on and inherit this.
@@ -245,7 +270,29 @@ int Run(const ServerConfig& config) {
       kIdleTrimPeriod);
   ReadService read_service(**engine, config.engine.timeout, gate, rejections,
                            response_memory, stalled_calls);
-  AdminService admin_service(**engine, rejections);
+  // With --config: reloads on SIGHUP and when the file changes.
+  std::unique_ptr<ConfigReloader> reloader;
+  std::unique_ptr<ConfigFileWatch> watch;
+  if (!command_line.config.empty()) {
+    reloader = std::make_unique<ConfigReloader>(command_line, on_command_line,
+                                                config, **engine, log);
+    absl::StatusOr<std::unique_ptr<ConfigFileWatch>> started =
+        ConfigFileWatch::Start(command_line.config, kConfigWatchDebounce,
+                               [&reloader] {
+                                 reloader->Reload(
+                                     ConfigReloader::Trigger::kFileChanged);
+                               });
+    if (started.ok()) {
+      watch = *std::move(started);
+    } else {
+      // SIGHUP still reloads.
+      log.Warn("config_watch_failed", {{"error", started.status().message()}});
+    }
+  }
+  const auto reload_counts = [&reloader] {
+    return reloader != nullptr ? reloader->Counts() : ReloadSnapshot();
+  };
+  AdminService admin_service(**engine, rejections, reload_counts);
 
   // One quota for both listeners: what a client can make gRPC hold is
   // bounded whichever door it uses. Threads: for the library's synchronous
@@ -284,9 +331,9 @@ int Run(const ServerConfig& config) {
   absl::StatusOr<std::unique_ptr<HttpEndpoints>> http = HttpEndpoints::Start(
       config.metrics_listen,
       {.metrics =
-           [&engine_ref, &rejections] {
-             return RenderMetrics(engine_ref.Snapshot(),
-                                  rejections.Snapshot());
+           [&engine_ref, &rejections, &reload_counts] {
+             return RenderMetrics(engine_ref.Snapshot(), rejections.Snapshot(),
+                                  reload_counts());
            },
        .ready = [&gate] { return !gate.draining(); },
        .live = [&door_probe] { return door_probe.Check(); },
@@ -313,11 +360,15 @@ int Run(const ServerConfig& config) {
              {{"service", "http"}, {"addr", http_door->address().ToString()}});
   }
 
-  const int signal = AwaitTerminationSignal([&log] {
-    log.Info("sighup_ignored",
-             {{"reason", "the configuration is read at start-up only"}});
+  const int signal = AwaitTerminationSignal([&log, &reloader] {
+    if (reloader == nullptr) {
+      log.Info("sighup_ignored", {{"reason", "no --config file to reload"}});
+      return;
+    }
+    reloader->Reload(ConfigReloader::Trigger::kSignal);
   });
   ExitOnNextTerminationSignal();
+  watch.reset();  // no reload during the drain
   // Refuse and flip readiness first: once drain_start is logged, probes see
   // the drain.
   gate.StartDrain();
@@ -355,13 +406,19 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Hedged HTTP reads as a gRPC sidecar.\n"
       "  tailgate --backends=http://10.0.0.7:8080,http://10.0.0.8:8080\n"
-      "  tailgate --config=/etc/tailgate/sidecar.textproto");
+      "  tailgate --config=/etc/tailgate/sidecar.textproto\n"
+      "With --config, SIGHUP or a change of the file reloads its upstreams "
+      "(replicas and their policy) without dropping a read; listeners and "
+      "global limits need a restart.");
   // --help lists the flags, which are defined beside their parser.
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::EndsWith(file, "server/server_config.cc");
   };
   absl::SetFlagsUsageConfig(usage);
+  // Which flags the command line names, before absl consumes argv.
+  const tailgate::server::OnCommandLine on_command_line =
+      tailgate::server::FlagsNamedIn(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     fprintf(stderr, "unexpected argument \"%s\" (every setting is a --flag)\n",
@@ -369,10 +426,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   // The --config file under the flags given on the command line.
+  const tailgate::server::RawFlags command_line =
+      tailgate::server::RawFlagsFromCommandLine();
   absl::StatusOr<tailgate::server::RawFlags> flags =
-      tailgate::server::ApplyConfigFile(
-          tailgate::server::RawFlagsFromCommandLine(),
-          tailgate::server::FlagOnCommandLine);
+      tailgate::server::ApplyConfigFile(command_line, on_command_line);
   if (!flags.ok()) {
     fprintf(stderr, "%s\n", std::string(flags.status().message()).c_str());
     return 2;
@@ -394,5 +451,5 @@ int main(int argc, char** argv) {
                 .c_str());
     return 2;
   }
-  return tailgate::server::Run(*config);
+  return tailgate::server::Run(*config, command_line, on_command_line);
 }

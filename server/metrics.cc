@@ -120,7 +120,8 @@ double Amplification(const hedge::EngineSnapshot& engine) {
 }
 
 std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
-                                         const RejectionSnapshot& rejections) {
+                                         const RejectionSnapshot& rejections,
+                                         const ReloadSnapshot& reloads) {
   std::vector<MetricFamily> families;
   auto add = [&families](const char* name, const char* help, MetricType type,
                          std::vector<ClientMetric> metrics) {
@@ -274,7 +275,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.requests); }));
   families.push_back(PerTenant(
       "tailgate_tenant_rejected_total",
-      "Reads the engine refused (the tenant's share or max_requests), by "
+      "Reads the engine refused (the tenant's share, max_requests or the "
+      "upstream's own max_requests), by "
       "tenant.",
       MetricType::Counter, engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.rejected); }));
@@ -293,6 +295,27 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       "tailgate_tenant_in_flight_requests", "Reads in progress, by tenant.",
       MetricType::Gauge, engine,
       [](const hedge::TenantSnapshot& t) { return Gauge(t.in_flight); }));
+  add("tailgate_config_reloads_total",
+      "Configuration reloads (SIGHUP or a changed --config file), by result: "
+      "ok (applied), rejected (the file was bad; the running configuration "
+      "stays).",
+      MetricType::Counter,
+      {Counter(reloads.ok, {{"result", "ok"}}),
+       Counter(reloads.rejected, {{"result", "rejected"}})});
+  families.push_back(PerUpstream(
+      "tailgate_dns_refresh_failures_total",
+      "Failed or empty lookups of resolved replica names, by upstream (the "
+      "last good addresses were kept).",
+      MetricType::Counter, engine, [](const hedge::UpstreamSnapshot& u) {
+        return Counter(u.dns_refresh_failures);
+      }));
+  families.push_back(PerUpstream(
+      "tailgate_upstream_replicas",
+      "Replicas in the set now, each address of a resolved name one, by "
+      "upstream.",
+      MetricType::Gauge, engine, [](const hedge::UpstreamSnapshot& u) {
+        return Gauge(static_cast<double>(u.replicas));
+      }));
 
   add("tailgate_request_duration_seconds", "Read latency, admission to answer.",
       MetricType::Histogram, {Histogram(engine.request_duration)});
@@ -306,9 +329,10 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
 }
 
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
-                          const RejectionSnapshot& rejections) {
+                          const RejectionSnapshot& rejections,
+                          const ReloadSnapshot& reloads) {
   return prometheus::TextSerializer().Serialize(
-      MetricFamilies(engine, rejections));
+      MetricFamilies(engine, rejections, reloads));
 }
 
 }  // namespace tailgate::server

@@ -30,12 +30,18 @@
 //   tailgate_cancelled_total                  reads cancelled by the caller
 //   tailgate_circuit_generation{replica}
 //   tailgate_replica_in_flight_attempts{replica}
+//   tailgate_config_reloads_total{result}     ok, rejected
+//   tailgate_dns_refresh_failures_total{upstream}
+//                                             failed or empty lookups of
+//                                             resolved replica names
+//   tailgate_upstream_replicas{upstream}      replicas in the set now
 //
 // Thread safety: pure functions over snapshots; safe from any thread.
 
 #ifndef TAILGATE_SERVER_METRICS_H_
 #define TAILGATE_SERVER_METRICS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,15 +55,23 @@ namespace tailgate::server {
 inline constexpr char kMetricsContentType[] =
     "text/plain; version=0.0.4; charset=utf-8";
 
+// Configuration reloads since start (server/config_reload.h).
+struct ReloadSnapshot {
+  uint64_t ok = 0;
+  uint64_t rejected = 0;
+};
+
 // attempts / requests; 0 before any request.
 double Amplification(const hedge::EngineSnapshot& engine);
 
 std::vector<prometheus::MetricFamily> MetricFamilies(
-    const hedge::EngineSnapshot& engine, const RejectionSnapshot& rejections);
+    const hedge::EngineSnapshot& engine, const RejectionSnapshot& rejections,
+    const ReloadSnapshot& reloads = {});
 
 // The text exposition (content type kMetricsContentType, version 0.0.4).
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
-                          const RejectionSnapshot& rejections);
+                          const RejectionSnapshot& rejections,
+                          const ReloadSnapshot& reloads = {});
 
 }  // namespace tailgate::server
 

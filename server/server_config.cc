@@ -31,10 +31,18 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "--hedge_burst, --retry_fraction, --retry_per_second, "
           "--retry_window, --tenant_share (its hedge part), "
           "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
-          "and --ca_file are the defaults of upstreams that leave them out.");
+          "and --ca_file are the defaults of upstreams that leave them out. "
+          "Reload: SIGHUP, or a change of the file (its directory is "
+          "watched), re-reads it and swaps the upstreams (replicas, policy, "
+          "per-upstream limits) without dropping a read; a bad file is "
+          "rejected and logged, the running one stays. Listeners and global "
+          "limits need a restart (a reload that changes them logs "
+          "event=config_reload_needs_restart).");
 ABSL_FLAG(std::string, backends, tailgate::server::RawFlags().backends,
           "Comma-separated replica URLs of the default replica set, e.g. "
-          "http://10.0.0.7:8080,http://10.0.0.8:8080 (required without "
+          "http://10.0.0.7:8080,http://10.0.0.8:8080; dns://NAME:PORT "
+          "stands for every address NAME resolves to, looked up every 5s "
+          "(required without "
           "--config).");
 ABSL_FLAG(std::string, listen, tailgate::server::RawFlags().listen,
           "gRPC address for HedgedRead, health and reflection: host:port, "
@@ -359,6 +367,26 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
   if (raw.http2.has_value()) {
     upstream.http_version =
         *raw.http2 ? hedge::HttpVersion::kHttp2 : hedge::HttpVersion::kHttp1;
+  }
+  if (!raw.timeout.empty()) {
+    upstream.timeout = reader.Duration(key("timeout"), raw.timeout);
+  }
+  if (!raw.max_response_bytes.empty()) {
+    upstream.max_response_bytes =
+        reader.Integer(key("max_response_bytes"), raw.max_response_bytes);
+  }
+  if (!raw.max_requests.empty()) {
+    upstream.max_requests =
+        reader.Integer(key("max_requests"), raw.max_requests);
+  }
+  if (raw.resolve) {
+    for (hygiene::ReplicaUrl& replica : upstream.replicas) {
+      replica.resolve = true;
+    }
+  }
+  if (!raw.refresh_interval.empty()) {
+    upstream.refresh_interval =
+        reader.Duration(key("refresh_interval"), raw.refresh_interval);
   }
   if (!raw.ca_file.empty()) {
     upstream.ca_file = raw.ca_file;

@@ -58,6 +58,13 @@ struct RawUpstream {
   std::string preconnect;
   std::optional<bool> http2;
   std::string ca_file;
+  // The set's own limits and discovery (empty: the global value, or the
+  // default; see config.proto).
+  std::string timeout;
+  std::string max_response_bytes;
+  std::string max_requests;
+  bool resolve = false;
+  std::string refresh_interval;
 };
 
 // The flag values as given; the member defaults are the flags' defaults.

@@ -1,9 +1,9 @@
 // Termination signals (SIGTERM, SIGINT) handled without async signal
 // handlers: they are blocked in every thread and taken with sigwait(2).
-// SIGHUP is blocked and taken the same way, and only reported: it does not
-// end the process (a sidecar's supervisor or a closed terminal must not
-// kill it with reads in flight; the configuration is read at start-up
-// only).
+// SIGHUP is blocked and taken the same way, and handed to the caller: it
+// does not end the process (a sidecar's supervisor or a closed terminal
+// must not kill it with reads in flight); main reloads the --config file
+// on it.
 //
 // main calls BlockTerminationSignals() first, before any thread exists, so
 // every thread inherits the mask. After start-up it calls
@@ -26,7 +26,7 @@ namespace tailgate::server {
 void BlockTerminationSignals();
 
 // Blocks until SIGTERM or SIGINT arrives; returns its number. Each SIGHUP
-// before it calls `on_hangup` and is otherwise ignored.
+// before it calls `on_hangup` (on the calling thread).
 int AwaitTerminationSignal(absl::FunctionRef<void()> on_hangup = [] {});
 
 // Starts a detached thread that calls _exit(128 + signal) on the next

@@ -17,11 +17,63 @@ absl::Status ValidateTenantShare(double share) {
   return absl::OkStatus();
 }
 
+// The limits an upstream may set for itself, each within the engine's.
+absl::Status ValidateUpstreamLimits(const UpstreamConfig& upstream,
+                                    const EngineConfig& config) {
+  if (upstream.timeout.has_value() &&
+      (*upstream.timeout <= absl::ZeroDuration() ||
+       *upstream.timeout > config.timeout)) {
+    return FieldError(
+        "timeout", absl::StrCat("must be positive and at most the global "
+                                "timeout (",
+                                absl::FormatDuration(config.timeout), "), got ",
+                                absl::FormatDuration(*upstream.timeout)));
+  }
+  if (upstream.max_response_bytes.has_value() &&
+      (*upstream.max_response_bytes < 1 ||
+       *upstream.max_response_bytes > config.max_response_bytes)) {
+    return FieldError("max_response_bytes",
+                      absl::StrCat("must be in [1, ", config.max_response_bytes,
+                                   "] (the global max_response_bytes), got ",
+                                   *upstream.max_response_bytes));
+  }
+  if (upstream.max_requests < 0 ||
+      upstream.max_requests > kMaxUpstreamRequests) {
+    return FieldError("max_requests",
+                      absl::StrCat("must be in [0, ", kMaxUpstreamRequests,
+                                   "] (0: no cap of its own), got ",
+                                   upstream.max_requests));
+  }
+  if (upstream.refresh_interval < kMinRefreshInterval ||
+      upstream.refresh_interval > kMaxRefreshInterval) {
+    return FieldError(
+        "refresh_interval",
+        absl::StrCat("must be in [", absl::FormatDuration(kMinRefreshInterval),
+                     ", ", absl::FormatDuration(kMaxRefreshInterval),
+                     "], got ", absl::FormatDuration(upstream.refresh_interval)));
+  }
+  // Each address of a resolved name is labelled NAME@ADDRESS: one name
+  // per set, or two replicas would share a label.
+  absl::flat_hash_set<std::string> resolved;
+  for (const hygiene::ReplicaUrl& replica : upstream.replicas) {
+    if (replica.resolve && !resolved.insert(replica.host).second) {
+      return FieldError("replicas",
+                        absl::StrCat("\"", replica.host,
+                                     "\" is resolved twice in one set"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateUpstream(const UpstreamConfig& upstream,
-                              absl::Duration timeout) {
+                              const EngineConfig& config) {
   if (upstream.replicas.empty()) {
     return FieldError("replicas", "no replica configured");
   }
+  if (absl::Status s = ValidateUpstreamLimits(upstream, config); !s.ok()) {
+    return s;
+  }
+  const absl::Duration timeout = EffectiveTimeout(upstream, config);
   if (absl::Status s = ValidateHedgeBudgetConfig(upstream.budget); !s.ok()) {
     return s;
   }
@@ -94,16 +146,21 @@ absl::Status ValidateEngineConfig(const EngineConfig& config) {
                       absl::StrCat("must be positive, got ",
                                    config.max_response_header_bytes));
   }
-  if (config.upstreams.empty()) {
+  return ValidateUpstreams(config.upstreams, config);
+}
+
+absl::Status ValidateUpstreams(const std::vector<UpstreamConfig>& upstreams,
+                               const EngineConfig& config) {
+  if (upstreams.empty()) {
     return FieldError("upstreams", "no replica set configured");
   }
   absl::flat_hash_set<std::string> names;
-  for (const UpstreamConfig& upstream : config.upstreams) {
+  for (const UpstreamConfig& upstream : upstreams) {
     if (!names.insert(upstream.name).second) {
       return FieldError("upstreams",
                         absl::StrCat("duplicate name \"", upstream.name, "\""));
     }
-    absl::Status s = ValidateUpstream(upstream, config.timeout);
+    absl::Status s = ValidateUpstream(upstream, config);
     if (!upstream.name.empty()) {
       s = PrefixField(absl::StrCat("upstreams.", upstream.name, "."), s);
     }

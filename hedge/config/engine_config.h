@@ -21,6 +21,7 @@
 #define TAILGATE_HEDGE_CONFIG_ENGINE_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,16 @@ struct UpstreamConfig {
   // TCP connections kept open ahead of need per replica address, so an
   // attempt rarely waits for a handshake. 0 = none.
   int preconnect = 0;
+  // This set's own limits; unset, the engine-wide value. Each is at most
+  // the engine-wide value, which stays the ceiling of the memory bound.
+  std::optional<absl::Duration> timeout;
+  std::optional<int64_t> max_response_bytes;
+  // Reads of this set in flight at once, within the global max_requests;
+  // 0 = no cap of its own.
+  int64_t max_requests = 0;
+  // How often the names of `resolve` replicas (ReplicaUrl::resolve) are
+  // looked up again.
+  absl::Duration refresh_interval = absl::Seconds(5);
 };
 
 struct EngineConfig {
@@ -78,6 +89,11 @@ struct EngineConfig {
 inline constexpr int64_t kMaxResponseBytesHardCap = int64_t{64} << 20;
 inline constexpr int kMaxPreconnect = 16;  // UpstreamConfig::preconnect
 inline constexpr absl::Duration kMaxTimerSpin = absl::Milliseconds(1);
+// UpstreamConfig::refresh_interval.
+inline constexpr absl::Duration kMinRefreshInterval = absl::Milliseconds(10);
+inline constexpr absl::Duration kMaxRefreshInterval = absl::Hours(1);
+// UpstreamConfig::max_requests (like AdmissionConfig::max_requests).
+inline constexpr int64_t kMaxUpstreamRequests = 1000000;
 // How long after a warm connection is handed out (or curl opens one of its
 // own) its replacement is connected, counted from the first such need since
 // the pool's last top-up: not in the iteration that sends the attempt's
@@ -88,11 +104,29 @@ inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 // problem found is returned as a FieldError (field_error.h) naming the
 // field: `replicas`, `hedge_delay`, `hedge_fraction`, `hedge_burst`,
 // `retry_fraction`, `retry_per_second`, `retry_window`, `tenant_share`,
-// `failure_threshold`, `cooldown`, `preconnect`, `upstreams` (duplicate
-// names), `max_requests`, `max_attempts`, `max_response_bytes`, `timeout`,
+// `failure_threshold`, `cooldown`, `preconnect`, `timeout`,
+// `max_response_bytes`, `max_requests`, `refresh_interval`, `upstreams`
+// (duplicate names), `max_requests`, `max_attempts`, `max_response_bytes`,
+// `timeout`,
 // `timer_spin`, `max_response_headers`, `max_response_header_bytes`; the
 // fields of a named upstream are prefixed with `upstreams.NAME.`.
 absl::Status ValidateEngineConfig(const EngineConfig& config);
+
+// Checks `upstreams` as ValidateEngineConfig would within `config`'s
+// engine-wide limits (its own upstreams are ignored): what a reload of
+// the replica sets must pass while the rest of the engine stays.
+absl::Status ValidateUpstreams(const std::vector<UpstreamConfig>& upstreams,
+                               const EngineConfig& config);
+
+// What an upstream's reads get: its own value, else the engine-wide one.
+inline absl::Duration EffectiveTimeout(const UpstreamConfig& upstream,
+                                       const EngineConfig& config) {
+  return upstream.timeout.value_or(config.timeout);
+}
+inline int64_t EffectiveMaxResponseBytes(const UpstreamConfig& upstream,
+                                         const EngineConfig& config) {
+  return upstream.max_response_bytes.value_or(config.max_response_bytes);
+}
 
 }  // namespace tailgate::hedge
 

@@ -200,6 +200,10 @@ absl::StatusOr<ReplicaUrl> ParseReplicaUrl(absl::string_view url) {
   replica.configured = std::string(url);
   const absl::string_view scheme = url.substr(0, scheme_end);
   replica.scheme = absl::AsciiStrToLower(scheme);
+  if (replica.scheme == "dns") {
+    replica.scheme = "http";
+    replica.resolve = true;
+  }
   if (replica.scheme != "http" && replica.scheme != "https") {
     return UrlError(url, absl::StrCat("unsupported scheme ", Quote(scheme),
                                       " (want http or https)"));
@@ -255,6 +259,15 @@ absl::StatusOr<std::vector<ReplicaUrl>> ParseReplicaList(
 std::string BuildAttemptUrl(const ReplicaUrl& replica,
                             absl::string_view target) {
   return absl::StrCat(replica.origin, replica.base_path, target);
+}
+
+}  // namespace tailgate::hygiene
+
+namespace tailgate::hygiene {
+
+std::string ReplicaLabel(const ReplicaUrl& replica) {
+  if (replica.address.empty()) return replica.configured;
+  return absl::StrCat(replica.host, "@", replica.address);
 }
 
 }  // namespace tailgate::hygiene

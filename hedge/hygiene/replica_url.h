@@ -37,9 +37,22 @@ struct ReplicaUrl {
   // "scheme://host:port", always with the port; the replica's identity and
   // the prefix of every attempt URL.
   std::string origin;
+  // The host is a name standing for every address it resolves to (a
+  // headless Service): configured as "dns://" (an http replica) or by its
+  // replica set's `resolve`. The transport never connects to such a
+  // replica itself, only to the addresses found for it.
+  bool resolve = false;
+  // One address found for a `resolve` replica ("10.0.0.7", "[fd00::7]"):
+  // attempts connect there, with Host still host:port. Empty otherwise.
+  std::string address;
 };
 
-// Parses one replica URL: http or https, a host (DNS name, IPv4, or a
+// What stats, metrics and traces call the replica: `configured`, or
+// "NAME@ADDRESS" for an address found for a resolved name.
+std::string ReplicaLabel(const ReplicaUrl& replica);
+
+// Parses one replica URL: http or https (or dns, which is http with
+// `resolve` set), a host (DNS name, IPv4, or a
 // bracketed IPv6 literal without zone), an optional port in 1..65535 and an
 // optional origin-form base path without "." or ".." segments. Rejects
 // userinfo, query, fragment, backslashes, whitespace, control characters and

@@ -32,6 +32,7 @@
 #include "hedge/transport/read_result.h"
 #include "hedge/transport/read_state.h"
 #include "hedge/transport/upstream.h"
+#include "hedge/transport/upstream_directory.h"
 
 namespace tailgate::hedge::transport {
 namespace {
@@ -46,15 +47,17 @@ constexpr char kShuttingDown[] = "tailgate is shutting down";
 
 class EngineImpl final : public Engine, private CurlLoop::Callbacks {
  public:
-  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer)
+  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer,
+             discovery::Resolver* resolver)
       : config_(std::move(config)),
         clock_(clock),
-        upstreams_(config_.upstreams, clock, observer),
+        own_resolver_(resolver == nullptr
+                          ? std::make_unique<discovery::SystemResolver>()
+                          : nullptr),
+        upstreams_(config_, clock, observer,
+                   resolver == nullptr ? *own_resolver_ : *resolver),
         limits_(config_.admission),
         tenants_(config_.admission.max_requests, config_.tenant_share),
-        attempt_limits_{config_.max_response_bytes,
-                        config_.max_response_headers,
-                        config_.max_response_header_bytes},
         loop_(
             clock, *this,
             CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
@@ -63,11 +66,16 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // OnStop completes every read, queued ones included, on the loop thread.
   ~EngineImpl() override { loop_.Stop(); }
 
-  absl::Status Start() { return loop_.Start(); }
+  absl::Status Start() {
+    upstreams_.Replace(config_.upstreams);
+    upstreams_.StartRefresher();
+    return loop_.Start();
+  }
 
   absl::StatusOr<uint64_t> Submit(EngineRead request,
                                   ReadCallback done) override;
   void Cancel(uint64_t read_id) override;
+  absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) override;
   EngineSnapshot Snapshot() const override;
   Clock& clock() const override { return clock_; }
 
@@ -101,13 +109,14 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void CompleteUnstarted(Read& read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
-  // Constant after construction.
+  // Constant after construction (config_.upstreams: the sets at start).
   const EngineConfig config_;
   Clock& clock_;
-  const UpstreamSet upstreams_;
+  const std::unique_ptr<discovery::Resolver> own_resolver_;  // may be null
+  // The current replica sets; safe from any thread.
+  UpstreamDirectory upstreams_;
   AdmissionLimits limits_;
   TenantTable tenants_;
-  const AttemptLimits attempt_limits_;
   EngineCounters counters_;
   std::array<TenantCounters, TenantTable::kSlots> tenant_counters_;
   std::atomic<uint64_t> next_id_{1};
@@ -119,6 +128,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
       ABSL_GUARDED_BY(loop_thread_);
   AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
+  // The generation whose resolved addresses were last warmed (Expect).
+  std::shared_ptr<const UpstreamSet> warmed_set_ ABSL_GUARDED_BY(loop_thread_);
   bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;
 
   CurlLoop loop_;  // last: stopped before the state above goes away
@@ -126,10 +137,15 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
 
 absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
                                             ReadCallback done) {
-  Upstream* upstream = upstreams_.Find(request.upstream);
+  std::shared_ptr<Upstream> upstream = upstreams_.Find(request.upstream);
   if (upstream == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("unknown upstream \"", request.upstream, "\""));
+  }
+  if (upstream->size() == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("upstream \"", request.upstream,
+                     "\" has no replica: its names resolved to no address"));
   }
   const int tenant = tenants_.SlotOf(request.tenant);
   TenantCounters& tenant_counters = tenant_counters_[tenant];
@@ -141,7 +157,15 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
         absl::StrCat("too many concurrent reads (max_requests=",
                      limits_.requests().capacity(), ")"));
   }
-  // Taken after the max_requests slot and given back before it (Finish),
+  std::optional<Permit> upstream_permit = upstream->TryAdmit();
+  if (!upstream_permit.has_value()) {
+    Bump(counters_.rejected_overloaded);
+    Bump(tenant_counters.rejected);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many concurrent reads of upstream \"", request.upstream,
+        "\" (its max_requests=", upstream->max_requests(), ")"));
+  }
+  // Taken after the max_requests slots and given back before them (Finish),
   // so a tenant never holds more than the reads in flight: with a share
   // of 1 this never refuses.
   std::optional<Permit> tenant_permit = tenants_.TryAdmit(tenant);
@@ -154,7 +178,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
         " of max_requests=", limits_.requests().capacity(), ")"));
   }
   const absl::Time now = clock_.Now();
-  const absl::Time timeout_deadline = now + config_.timeout;
+  const absl::Time timeout_deadline = now + upstream->timeout();
   const absl::Time deadline = std::min(request.deadline, timeout_deadline);
   const DeadlineSource deadline_source = request.deadline < timeout_deadline
                                              ? DeadlineSource::kCaller
@@ -164,7 +188,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   options.hedge_delay = upstream->delay().DelayFor(request.hedge_delay);
   // An attempt that had half the sidecar's timeout and did not answer
   // has failed; a younger one (a late fallback or hedge) had no chance.
-  options.timeout_blame_age = config_.timeout / 2;
+  options.timeout_blame_age = upstream->timeout() / 2;
 
   // Counted before the loop can see the read: it may finish at once, and
   // its own admission's credit may pay for its hedge.
@@ -179,16 +203,18 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   Bump(counters_.in_flight_requests, int64_t{1});
 
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  auto read = std::make_unique<Read>(id, *upstream, std::move(request),
-                                     std::move(done), std::move(*permit),
-                                     tenant, std::move(*tenant_permit), limits_,
-                                     now, deadline, deadline_source, options);
+  UpstreamCounters& totals = upstream->totals();
+  auto read = std::make_unique<Read>(
+      id, std::move(upstream), std::move(request), std::move(done),
+      std::move(*permit), std::move(*upstream_permit), tenant,
+      std::move(*tenant_permit), limits_, now, deadline, deadline_source,
+      options);
   switch (inbox_.PushRead(read)) {
     case ReadInbox::PushResult::kClosed:
       // The loop has stopped: refused after all (`read` frees its permit;
       // the credit it earned no longer matters).
       counters_.requests.fetch_sub(1, std::memory_order_relaxed);
-      upstream->totals().requests.fetch_sub(1, std::memory_order_relaxed);
+      totals.requests.fetch_sub(1, std::memory_order_relaxed);
       tenant_counters.requests.fetch_sub(1, std::memory_order_relaxed);
       Bump(counters_.in_flight_requests, int64_t{-1});
       return absl::UnavailableError(kShuttingDown);
@@ -269,7 +295,22 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
 absl::Time EngineImpl::BeforeWait() {
   loop_thread_.AssertOnOwner();
   absl::Time next = absl::InfiniteFuture();
-  for (const auto& upstream : upstreams_.all()) {
+  // The current generation's pools; a vanished upstream's go with the
+  // last read that holds it.
+  std::shared_ptr<const UpstreamSet> set = upstreams_.Current();
+  if (set != warmed_set_) {
+    // A new generation: the addresses of resolved names join warm.
+    for (const auto& upstream : set->all()) {
+      for (size_t i = 0; i < upstream->size(); ++i) {
+        const hygiene::ReplicaUrl& replica = upstream->replica(i);
+        if (!replica.address.empty()) {
+          upstream->warm().Expect(replica.address, replica.port);
+        }
+      }
+    }
+    warmed_set_ = set;
+  }
+  for (const auto& upstream : set->all()) {
     next = std::min(next, upstream->warm().Refill());
   }
   return next;
@@ -330,8 +371,13 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   read.slots[action.attempt] = slot;
 
   AttemptRequest request;
-  request.url = hygiene::BuildAttemptUrl(upstream.replica(action.replica),
-                                         read.request.target);
+  const hygiene::ReplicaUrl& replica_url = upstream.replica(action.replica);
+  request.url = hygiene::BuildAttemptUrl(replica_url, read.request.target);
+  if (!replica_url.address.empty()) {
+    request.connect_to =
+        absl::StrCat(replica_url.host, ":", replica_url.port, ":",
+                     replica_url.address, ":", replica_url.port);
+  }
   request.head = read.request.head;
   request.headers = &read.request.headers;
   request.http_version = upstream.config().http_version;
@@ -345,7 +391,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
     Bump(upstream.totals().hedges);
     Bump(tenant_counters_[read.tenant].hedges);
   }
-  if (!slot->http.Prepare(request, attempt_limits_, slot).ok() ||
+  if (!slot->http.Prepare(request, upstream.attempt_limits(), slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
     CountFailure(upstream, action.replica);
     slots_.Release(std::exchange(read.slots[action.attempt], nullptr));
@@ -382,8 +428,10 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     counters_.CountReadError(action.error);
     result = ReadErrorStatus(
         action.error,
-        ErrorContext{limits_.attempts().capacity(), config_.max_response_bytes,
-                     config_.timeout, read.deadline_source, stopping_});
+        ErrorContext{limits_.attempts().capacity(),
+                     read.upstream.attempt_limits().max_body_bytes,
+                     read.upstream.timeout(), read.deadline_source,
+                     stopping_});
   }
   counters_.request_duration.Record(now - read.admitted);
   Bump(counters_.in_flight_requests, int64_t{-1});
@@ -396,6 +444,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   // reads sequentially is never refused by its own previous read.
   owned->tenant_permit.Release();
   owned->permit.Release();
+  owned->upstream_permit.Release();
   ReadCallback done = std::move(owned->done);
   done(std::move(result));
   // Only now close the losers still transferring (already uncounted by
@@ -429,6 +478,7 @@ void EngineImpl::CompleteUnstarted(Read& read) {
   Bump(counters_.in_flight_requests, int64_t{-1});
   read.tenant_permit.Release();
   read.permit.Release();
+  read.upstream_permit.Release();
   read.done(absl::UnavailableError(kShuttingDown));
 }
 
@@ -440,7 +490,7 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.timers_pending = loop_.pending_timers();
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.timer_spin_total = loop_.total_timer_spin();
-  for (const auto& upstream : upstreams_.all()) upstream->AddTo(s);
+  upstreams_.AddTo(s);
   const std::vector<std::string> names = tenants_.Names();
   for (size_t slot = 0; slot < names.size(); ++slot) {
     const TenantCounters& counters = tenant_counters_[slot];
@@ -455,6 +505,17 @@ EngineSnapshot EngineImpl::Snapshot() const {
   return s;
 }
 
+absl::Status EngineImpl::SetUpstreams(std::vector<UpstreamConfig> upstreams) {
+  EngineConfig checked = config_;
+  checked.upstreams = std::move(upstreams);
+  if (absl::Status s = ValidateUpstreams(checked.upstreams, checked); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckCurlSupports(checked); !s.ok()) return s;
+  upstreams_.Replace(checked.upstreams);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 }  // namespace tailgate::hedge::transport
@@ -467,11 +528,12 @@ absl::Status Engine::CheckConfig(const EngineConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
-    EngineConfig config, Clock& clock, EngineObserver* observer) {
+    EngineConfig config, Clock& clock, EngineObserver* observer,
+    discovery::Resolver* resolver) {
   if (absl::Status s = CheckConfig(config); !s.ok()) return s;
   transport::InitCurlOnce();
-  auto engine = std::make_unique<transport::EngineImpl>(std::move(config),
-                                                        clock, observer);
+  auto engine = std::make_unique<transport::EngineImpl>(
+      std::move(config), clock, observer, resolver);
   if (absl::Status s = engine->Start(); !s.ok()) return s;
   return std::unique_ptr<Engine>(std::move(engine));
 }

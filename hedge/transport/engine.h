@@ -18,19 +18,29 @@
 //
 // Status codes of a refusal or completion:
 //   NOT_FOUND           unknown upstream (refusal)
-//   RESOURCE_EXHAUSTED  max_requests reached, or the read's tenant holds its
+//   RESOURCE_EXHAUSTED  max_requests, or the upstream's own max_requests,
+//                       reached, or the read's tenant holds its
 //                       tenant_share of it (refusals); no attempt permit
 //                       for the primary; or the response exceeded
 //                       max_response_bytes
-//   UNAVAILABLE         no eligible replica; every attempt failed at the
-//                       transport level; the engine is shutting down
+//   UNAVAILABLE         the upstream has no replica (its names resolved to
+//                       no address yet: refusal); no eligible replica;
+//                       every attempt failed at the transport level; the
+//                       engine is shutting down
 //   DEADLINE_EXCEEDED   the read's deadline passed
 //   CANCELLED           Cancel() was called
 // A 5xx forwarded because every attempt failed is an OK result. Messages
 // never carry transport error text or replica addresses.
 //
-// Thread safety: Submit, Cancel and Snapshot are safe from any thread until
-// the destructor starts. The loop thread owns the CURLM
+// Replica sets change while reads run: SetUpstreams (a reload) and the
+// refresh of `resolve` replicas' names (every refresh_interval, on a
+// thread of the engine's own) publish a new generation of the sets; a
+// read finishes on the generation it was admitted to, and a replica that
+// left is drained: no new attempt, those in flight finish
+// (upstream_directory.h).
+//
+// Thread safety: Submit, Cancel, Snapshot and SetUpstreams are safe from
+// any thread until the destructor starts. The loop thread owns the CURLM
 // handle, every easy handle, every timer and every read's state (see
 // curl_loop.h).
 
@@ -50,6 +60,7 @@
 #include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
+#include "hedge/discovery/resolver.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine_snapshot.h"
 
@@ -76,7 +87,7 @@ struct ReadTrace {
   int attempts = 0;
   bool hedged = false;     // an extra attempt was launched
   bool hedge_won = false;  // the extra attempt answered
-  std::string replica;     // configured URL of the answering replica
+  std::string replica;     // label of the answering replica (ReplicaLabel)
   absl::Duration latency;  // admission to completion
 };
 
@@ -103,12 +114,15 @@ class EngineObserver {
 class Engine {
  public:
   // Validates `config` (ValidateEngineConfig, then what only the transport
-  // knows, such as whether this libcurl can speak h2c; both as FieldErrors)
-  // and starts the loop thread. `clock` and `observer` (may be null) must
-  // outlive the engine.
+  // knows, such as whether this libcurl can speak h2c; both as FieldErrors),
+  // looks up the names of `resolve` replicas once (blocking the caller),
+  // and starts the loop thread and, with such names, the refresher.
+  // `clock`, `observer` (may be null) and `resolver` (null: the system's,
+  // discovery::SystemResolver) must outlive the engine.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(
       EngineConfig config, Clock& clock = SteadyClock(),
-      EngineObserver* observer = nullptr);
+      EngineObserver* observer = nullptr,
+      discovery::Resolver* resolver = nullptr);
 
   // What Create checks before it starts anything: ValidateEngineConfig,
   // then what only the transport knows. A FieldError names the bad field.
@@ -128,6 +142,14 @@ class Engine {
   // Cancels the read: its attempts are aborted and it completes with
   // CANCELLED, unless it already completed (then nothing happens).
   virtual void Cancel(uint64_t read_id) = 0;
+
+  // Replaces the replica sets: checks `upstreams` as Create would within
+  // the engine-wide limits it runs with (a FieldError naming the field;
+  // nothing changes then), looks up their new resolved names (blocking the
+  // caller), and publishes them. Reads in flight finish on the sets they
+  // started with; breaker, counter and budget state of what persists is
+  // kept (upstream.h).
+  virtual absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) = 0;
 
   virtual EngineSnapshot Snapshot() const = 0;
 

@@ -18,7 +18,8 @@ namespace tailgate::hedge {
 
 struct ReplicaSnapshot {
   std::string upstream;
-  std::string url;
+  std::string url;      // as configured, or NAME@ADDRESS (ReplicaLabel)
+  std::string address;  // the address found for a resolved name, else ""
   CircuitSnapshot circuit;
   uint64_t attempts_primary = 0;
   uint64_t attempts_hedge = 0;
@@ -37,6 +38,8 @@ struct UpstreamSnapshot {
   double hedge_credits = 0;  // for timer hedges
   double retry_credits = 0;  // for failure fallbacks
   absl::Duration hedge_delay;  // the delay a read without its own gets now
+  uint64_t replicas = 0;       // in the current set (resolved names expanded)
+  uint64_t dns_refresh_failures = 0;  // failed or empty lookups of its names
 };
 
 // One tenant's totals (hedge/tenant_table.h): a named tenant, "" (reads
@@ -69,6 +72,7 @@ struct EngineSnapshot {
   int64_t in_flight_requests = 0;
   int64_t in_flight_attempts = 0;
   double hedge_credits = 0;  // summed over upstreams
+  uint64_t dns_refresh_failures = 0;  // summed over upstreams
   // The loop's own cost: wake-ups, and how late its timers fired in total.
   uint64_t loop_iterations = 0;
   uint64_t timers_fired = 0;

@@ -50,8 +50,9 @@ long CurlHttpVersion(HttpVersion version, absl::string_view url) {
 HttpAttempt::HttpAttempt() : easy_(curl_easy_init()) {}
 
 HttpAttempt::~HttpAttempt() {
-  curl_slist_free_all(request_headers_);
   if (easy_ != nullptr) curl_easy_cleanup(easy_);
+  curl_slist_free_all(request_headers_);
+  curl_slist_free_all(connect_to_);
 }
 
 absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
@@ -60,6 +61,8 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
   curl_easy_reset(easy_);
   curl_slist_free_all(request_headers_);
   request_headers_ = nullptr;
+  curl_slist_free_all(connect_to_);
+  connect_to_ = nullptr;
   limits_ = limits;
   head_ = request.head;
   headers_.clear();
@@ -112,6 +115,13 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
   if (request.warm != nullptr) request.warm->Attach(easy_);
   if (request.ca_file != nullptr && !request.ca_file->empty()) {
     options.Set(CURLOPT_CAINFO, request.ca_file->c_str());
+  }
+  if (!request.connect_to.empty()) {
+    // Connection reuse matches on it too: an address's connections serve
+    // that address only.
+    connect_to_ = curl_slist_append(nullptr, request.connect_to.c_str());
+    if (connect_to_ == nullptr) return absl::InternalError("out of memory");
+    options.Set(CURLOPT_CONNECT_TO, connect_to_);
   }
   return options.status();
 }

@@ -43,6 +43,10 @@ struct AttemptRequest {
   HttpVersion http_version = HttpVersion::kHttp1;
   const std::string* ca_file = nullptr;  // not owned; "" = system CAs
   WarmConnections* warm = nullptr;       // not owned; null = curl's sockets
+  // "HOST:PORT:ADDRESS:PORT" (CURLOPT_CONNECT_TO): connect to ADDRESS
+  // instead of resolving HOST, which the URL and Host header keep. Empty:
+  // curl resolves the URL's host.
+  std::string connect_to;
 };
 
 class HttpAttempt {
@@ -77,6 +81,7 @@ class HttpAttempt {
 
   CURL* const easy_;
   struct curl_slist* request_headers_ = nullptr;
+  struct curl_slist* connect_to_ = nullptr;  // CURLOPT_CONNECT_TO
   AttemptLimits limits_;
   bool head_ = false;
   std::vector<hygiene::HttpHeader> headers_;

@@ -17,7 +17,8 @@ EngineResponse TakeResponse(Read& read, int winner, absl::Time now) {
   // A win is an extra attempt's good answer, not a forwarded 5xx.
   trace.hedge_won = read.decision.kind(winner) != AttemptKind::kPrimary &&
                     response.status < 500;
-  trace.replica = read.upstream.replica(read.replica(winner)).configured;
+  trace.replica =
+      hygiene::ReplicaLabel(read.upstream.replica(read.replica(winner)));
   trace.latency = now - read.admitted;
   return response;
 }

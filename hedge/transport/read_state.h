@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -34,15 +35,18 @@ struct AttemptSlot {
 
 // One admitted read.
 struct Read {
-  Read(uint64_t id, Upstream& upstream, EngineRead request, ReadCallback done,
-       Permit permit, int tenant, Permit tenant_permit, AdmissionLimits& limits,
-       absl::Time admitted, absl::Time deadline, DeadlineSource deadline_source,
+  Read(uint64_t id, std::shared_ptr<Upstream> held, EngineRead request,
+       ReadCallback done, Permit permit, Permit upstream_permit, int tenant,
+       Permit tenant_permit, AdmissionLimits& limits, absl::Time admitted,
+       absl::Time deadline, DeadlineSource deadline_source,
        const ReadOptions& options)
       : id(id),
-        upstream(upstream),
+        held_upstream(std::move(held)),
+        upstream(*held_upstream),
         request(std::move(request)),
         done(std::move(done)),
         permit(std::move(permit)),
+        upstream_permit(std::move(upstream_permit)),
         tenant(tenant),
         tenant_permit(std::move(tenant_permit)),
         admitted(admitted),
@@ -60,12 +64,17 @@ struct Read {
   }
 
   const uint64_t id;
-  Upstream& upstream;
+  // The generation the read was admitted to: it finishes on it, whatever
+  // a reload or a new DNS answer publishes meanwhile. Declared before the
+  // permits, so that they are released before it may go.
+  const std::shared_ptr<Upstream> held_upstream;
+  Upstream& upstream;  // *held_upstream
   const EngineRead request;
   ReadCallback done;
-  Permit permit;         // the max_requests slot
-  const int tenant;      // its tenant's slot (hedge/tenant_table.h)
-  Permit tenant_permit;  // the slot's share of max_requests
+  Permit permit;           // the max_requests slot
+  Permit upstream_permit;  // the upstream's own max_requests slot, if any
+  const int tenant;        // its tenant's slot (hedge/tenant_table.h)
+  Permit tenant_permit;    // the slot's share of max_requests
   const absl::Time admitted;
   const absl::Time deadline;
   const DeadlineSource deadline_source;  // whose deadline `deadline` is

@@ -4,69 +4,167 @@
 #include <utility>
 
 namespace tailgate::hedge::transport {
+namespace {
 
-Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
-                   EngineObserver* observer)
+bool SameCircuit(const CircuitConfig& a, const CircuitConfig& b) {
+  return a.failure_threshold == b.failure_threshold && a.cooldown == b.cooldown;
+}
+
+bool SameBudget(const HedgeBudgetConfig& a, const HedgeBudgetConfig& b) {
+  return a.fraction == b.fraction && a.burst == b.burst;
+}
+
+bool SameRetryBudget(const RetryBudgetConfig& a, const RetryBudgetConfig& b) {
+  return a.fraction == b.fraction && a.per_second == b.per_second &&
+         a.window == b.window;
+}
+
+// `fresh` unless `keep` holds and `previous` has one to share.
+template <typename T, typename Make>
+std::shared_ptr<T> CarriedOver(const std::shared_ptr<T>* previous, bool keep,
+                               Make fresh) {
+  if (previous != nullptr && keep && *previous != nullptr) return *previous;
+  return fresh();
+}
+
+}  // namespace
+
+Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
+                   Clock& clock, EngineObserver* observer,
+                   const Upstream* previous)
     : config_(config),
       clock_(clock),
-      budget_(config.budget),
-      retry_budget_(config.retry),
-      delay_(std::make_unique<FixedHedgeDelay>(config.hedge_delay)),
-      counters_(config.replicas.size()),
-      warm_(clock, WarmConnections::Options{config.preconnect}) {
-  std::vector<CircuitBreaker*> raw;
-  for (const hygiene::ReplicaUrl& replica : config_.replicas) {
-    CircuitBreaker::TransitionListener listener;
-    if (observer != nullptr) {
-      listener = [observer, upstream = config_.name, url = replica.configured](
-                     CircuitState from, CircuitState to, uint64_t generation) {
-        observer->OnCircuitTransition(upstream, url, from, to, generation);
-      };
-    }
-    breakers_.push_back(
-        std::make_unique<CircuitBreaker>(config_.circuit, std::move(listener)));
-    raw.push_back(breakers_.back().get());
+      timeout_(EffectiveTimeout(config, engine)),
+      attempt_limits_{EffectiveMaxResponseBytes(config, engine),
+                      engine.max_response_headers,
+                      engine.max_response_header_bytes} {
+  const UpstreamConfig* before =
+      previous != nullptr ? &previous->config_ : nullptr;
+  budget_ = CarriedOver(
+      previous != nullptr ? &previous->budget_ : nullptr,
+      before != nullptr && SameBudget(before->budget, config.budget),
+      [&] { return std::make_shared<HedgeBudget>(config.budget); });
+  retry_budget_ = CarriedOver(
+      previous != nullptr ? &previous->retry_budget_ : nullptr,
+      before != nullptr && SameRetryBudget(before->retry, config.retry),
+      [&] { return std::make_shared<RetryBudget>(config.retry); });
+  if (config.tenant_share < 1) {
+    tenant_credits_ = CarriedOver(
+        previous != nullptr ? &previous->tenant_credits_ : nullptr,
+        before != nullptr && SameBudget(before->budget, config.budget) &&
+            before->tenant_share == config.tenant_share,
+        [&] {
+          return std::make_shared<TenantCredits>(config.budget,
+                                                 config.tenant_share);
+        });
   }
-  picker_ = std::make_unique<ReplicaPicker>(raw);
-  if (config_.tenant_share < 1) {
-    tenant_credits_ =
-        std::make_unique<TenantCredits>(config_.budget, config_.tenant_share);
+  delay_ = CarriedOver<HedgeDelayPolicy>(
+      previous != nullptr ? &previous->delay_ : nullptr,
+      before != nullptr && before->hedge_delay == config.hedge_delay, [&] {
+        return std::make_shared<FixedHedgeDelay>(config.hedge_delay);
+      });
+  if (config.max_requests > 0) {
+    requests_ = CarriedOver(
+        previous != nullptr ? &previous->requests_ : nullptr,
+        before != nullptr && before->max_requests == config.max_requests,
+        [&] { return std::make_shared<Semaphore>(config.max_requests); });
+  }
+  totals_ = CarriedOver(previous != nullptr ? &previous->totals_ : nullptr,
+                        true,
+                        [] { return std::make_shared<UpstreamCounters>(); });
+  warm_ = CarriedOver(
+      previous != nullptr ? &previous->warm_ : nullptr,
+      before != nullptr && before->preconnect == config.preconnect, [&] {
+        return std::make_shared<WarmConnections>(
+            clock, WarmConnections::Options{config.preconnect});
+      });
+
+  std::vector<CircuitBreaker*> breakers;
+  for (const hygiene::ReplicaUrl& replica : config_.replicas) {
+    std::string label = hygiene::ReplicaLabel(replica);
+    std::shared_ptr<ReplicaState> state;
+    if (previous != nullptr) {
+      auto it = previous->index_of_label_.find(label);
+      if (it != previous->index_of_label_.end() &&
+          SameCircuit(previous->replicas_[it->second]->circuit,
+                      config.circuit)) {
+        state = previous->replicas_[it->second];
+      }
+    }
+    if (state == nullptr) {
+      CircuitBreaker::TransitionListener listener;
+      if (observer != nullptr) {
+        listener = [observer, upstream = config_.name, label](
+                       CircuitState from, CircuitState to,
+                       uint64_t generation) {
+          observer->OnCircuitTransition(upstream, label, from, to, generation);
+        };
+      }
+      state = std::make_shared<ReplicaState>(config.circuit,
+                                             std::move(listener));
+    }
+    index_of_label_.emplace(std::move(label), replicas_.size());
+    breakers.push_back(&state->breaker);
+    replicas_.push_back(std::move(state));
+  }
+  if (!breakers.empty()) picker_ = std::make_unique<ReplicaPicker>(breakers);
+}
+
+std::optional<Permit> Upstream::TryAdmit() {
+  if (requests_ == nullptr) return Permit();
+  return requests_->TryAcquire();
+}
+
+void Upstream::RetireMissingFrom(const Upstream& next) {
+  for (const auto& [label, index] : index_of_label_) {
+    if (!next.index_of_label_.contains(label)) picker_->Retire(index);
   }
 }
 
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
   UpstreamSnapshot& totals = snapshot.upstreams.emplace_back();
   totals.name = config_.name;
-  totals.requests = totals_.requests.load(std::memory_order_relaxed);
-  totals.hedges = totals_.hedges.load(std::memory_order_relaxed);
-  totals.hedge_wins = totals_.hedge_wins.load(std::memory_order_relaxed);
-  totals.hedge_credits = budget_.credits();
-  totals.retry_credits = retry_budget_.credits(clock_.Now());
+  totals.requests = totals_->requests.load(std::memory_order_relaxed);
+  totals.hedges = totals_->hedges.load(std::memory_order_relaxed);
+  totals.hedge_wins = totals_->hedge_wins.load(std::memory_order_relaxed);
+  totals.hedge_credits = budget_->credits();
+  totals.retry_credits = retry_budget_->credits(clock_.Now());
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
+  totals.replicas = replicas_.size();
   snapshot.hedge_credits += totals.hedge_credits;
-  const WarmConnectionStats warm = warm_.stats();
+  const WarmConnectionStats warm = warm_->stats();
   snapshot.warm_connections.opened += warm.opened;
   snapshot.warm_connections.used += warm.used;
   snapshot.warm_connections.discarded += warm.discarded;
   snapshot.warm_connections.idle += warm.idle;
-  for (size_t i = 0; i < config_.replicas.size(); ++i) {
+  for (size_t i = 0; i < replicas_.size(); ++i) {
     ReplicaSnapshot& replica = snapshot.replicas.emplace_back();
     replica.upstream = config_.name;
-    replica.url = config_.replicas[i].configured;
-    replica.circuit = breakers_[i]->Snapshot();
-    counters_[i].CopyTo(replica);
+    replica.url = hygiene::ReplicaLabel(config_.replicas[i]);
+    replica.address = config_.replicas[i].address;
+    replica.circuit = replicas_[i]->breaker.Snapshot();
+    replicas_[i]->counters.CopyTo(replica);
   }
 }
 
 UpstreamSet::UpstreamSet(const std::vector<UpstreamConfig>& configs,
-                         Clock& clock, EngineObserver* observer) {
+                         const EngineConfig& engine, Clock& clock,
+                         EngineObserver* observer,
+                         const UpstreamSet* previous) {
   for (const UpstreamConfig& config : configs) {
-    all_.push_back(std::make_unique<Upstream>(config, clock, observer));
-    by_name_.emplace(config.name, all_.back().get());
+    std::shared_ptr<Upstream> before =
+        previous != nullptr ? previous->Find(config.name) : nullptr;
+    auto upstream = std::make_shared<Upstream>(config, engine, clock, observer,
+                                               before.get());
+    if (before != nullptr && before->size() > 0) {
+      before->RetireMissingFrom(*upstream);
+    }
+    all_.push_back(upstream);
+    by_name_.emplace(config.name, std::move(upstream));
   }
 }
 
-Upstream* UpstreamSet::Find(absl::string_view name) const {
+std::shared_ptr<Upstream> UpstreamSet::Find(absl::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
 }

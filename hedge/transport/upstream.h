@@ -1,21 +1,43 @@
-// Upstream: one named replica set with its own policy objects (breakers,
-// picker, hedge and retry budgets, hedge delay), counters and warm connections;
-// and UpstreamSet, every configured upstream by name.
+// Upstream: one generation of a named replica set — its replicas (each
+// address of a resolved name is one), its policy objects (breakers,
+// picker, hedge and retry budgets, per-tenant credits, hedge delay,
+// in-flight cap), counters and warm connections; and UpstreamSet, every
+// configured upstream by name.
 //
-// Thread safety: an Upstream's configuration is constant after
-// construction; its policy objects and counters are safe from any thread;
-// `warm` is loop thread only, except its stats(). An UpstreamSet is
-// constant after construction.
+// Generations: a reload or a new DNS answer builds a new UpstreamSet from
+// the previous one. What the change leaves alone carries over, so that a
+// replica or an upstream that persists keeps its state:
+//  - a replica (keyed by its label, ReplicaLabel, within its upstream's
+//    name) keeps its breaker and counters while its circuit settings are
+//    unchanged;
+//  - an upstream keeps its totals always, its hedge budget (credits) while
+//    hedge_fraction and hedge_burst are unchanged (and its tenants' credits
+//    while tenant_share is unchanged too), its retry budget while the
+//    retry settings are unchanged, its hedge delay policy
+//    while hedge_delay is, its in-flight cap while max_requests is, and its
+//    warm connections while preconnect is.
+// A read holds a shared_ptr to the Upstream it was admitted to and
+// finishes on it. A replica that left the set is retired in the previous
+// generation's picker: reads still in flight never start another attempt
+// on it, and the attempts already there finish (the drain).
+//
+// Thread safety: an Upstream's configuration and replica list are constant
+// after construction; its policy objects and counters are safe from any
+// thread; `warm` is loop thread only, except its stats(). An UpstreamSet
+// is constant after construction; building one retires replicas in the
+// previous set (safe from any thread).
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_UPSTREAM_H_
 #define TAILGATE_HEDGE_TRANSPORT_UPSTREAM_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
@@ -27,34 +49,66 @@
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
+#include "hedge/transport/http_attempt.h"
 #include "hedge/transport/warm_connections.h"
 
 namespace tailgate::hedge::transport {
 
+// What one replica keeps across generations.
+struct ReplicaState {
+  ReplicaState(const CircuitConfig& circuit,
+               CircuitBreaker::TransitionListener listener)
+      : breaker(circuit, std::move(listener)), circuit(circuit) {}
+
+  CircuitBreaker breaker;
+  ReplicaCounters counters;
+  const CircuitConfig circuit;  // what `breaker` was built with
+};
+
 class Upstream {
  public:
+  // `config`'s replicas are concrete (resolved names expanded, see
+  // discovery::ExpandReplicas) and may be empty (a name not resolved
+  // yet). `engine` gives the engine-wide limits. `previous` (may be null)
+  // is the same upstream's last generation, whose state is carried over.
   // `clock` and `observer` (may be null) must outlive the upstream.
-  Upstream(const UpstreamConfig& config, Clock& clock,
-           EngineObserver* observer);
+  Upstream(const UpstreamConfig& config, const EngineConfig& engine,
+           Clock& clock, EngineObserver* observer, const Upstream* previous);
   Upstream(const Upstream&) = delete;
   Upstream& operator=(const Upstream&) = delete;
 
   const UpstreamConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
+  size_t size() const { return replicas_.size(); }
   const hygiene::ReplicaUrl& replica(size_t index) const {
     return config_.replicas[index];
   }
 
+  // The cap on its reads' deadlines, and the limits of its attempts.
+  absl::Duration timeout() const { return timeout_; }
+  const AttemptLimits& attempt_limits() const { return attempt_limits_; }
+
+  // A slot of this upstream's own in-flight cap: an empty Permit when it
+  // has none, nullopt when the cap is full.
+  std::optional<Permit> TryAdmit();
+  int64_t max_requests() const { return config_.max_requests; }
+
+  // REQUIRES: size() > 0
   ReplicaPicker& picker() { return *picker_; }
-  HedgeBudget& budget() { return budget_; }
-  RetryBudget& retry_budget() { return retry_budget_; }
+  HedgeBudget& budget() { return *budget_; }
+  RetryBudget& retry_budget() { return *retry_budget_; }
   // Each tenant's own share of budget() (hedge/tenant_credits.h); null
   // when tenant_share is 1 (no per-tenant limit).
   TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
-  ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
-  UpstreamCounters& totals() { return totals_; }
-  WarmConnections& warm() { return warm_; }
+  ReplicaCounters& counters(size_t replica) {
+    return replicas_[replica]->counters;
+  }
+  UpstreamCounters& totals() { return *totals_; }
+  WarmConnections& warm() { return *warm_; }
+
+  // Retires in this generation every replica `next` no longer has.
+  void RetireMissingFrom(const Upstream& next);
 
   // Appends its UpstreamSnapshot and one ReplicaSnapshot per replica, and
   // adds this upstream's credits and warm connections to the engine-wide
@@ -64,30 +118,36 @@ class Upstream {
  private:
   const UpstreamConfig config_;
   Clock& clock_;
-  std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
-  std::unique_ptr<ReplicaPicker> picker_;
-  HedgeBudget budget_;
-  RetryBudget retry_budget_;
-  std::unique_ptr<TenantCredits> tenant_credits_;  // null: share 1
-  std::unique_ptr<HedgeDelayPolicy> delay_;
-  std::vector<ReplicaCounters> counters_;  // by replica index
-  UpstreamCounters totals_;
-  WarmConnections warm_;
+  const absl::Duration timeout_;
+  const AttemptLimits attempt_limits_;
+  std::vector<std::shared_ptr<ReplicaState>> replicas_;  // by replica index
+  absl::flat_hash_map<std::string, size_t> index_of_label_;
+  std::unique_ptr<ReplicaPicker> picker_;  // null without replicas
+  std::shared_ptr<HedgeBudget> budget_;
+  std::shared_ptr<RetryBudget> retry_budget_;
+  std::shared_ptr<TenantCredits> tenant_credits_;  // null: share 1
+  std::shared_ptr<HedgeDelayPolicy> delay_;
+  std::shared_ptr<Semaphore> requests_;  // null: no cap of its own
+  std::shared_ptr<UpstreamCounters> totals_;
+  std::shared_ptr<WarmConnections> warm_;
 };
 
 class UpstreamSet {
  public:
-  UpstreamSet(const std::vector<UpstreamConfig>& configs, Clock& clock,
-              EngineObserver* observer);
+  // One Upstream per entry of `configs`, each built from its namesake in
+  // `previous` (may be null), whose vanished replicas are retired.
+  UpstreamSet(const std::vector<UpstreamConfig>& configs,
+              const EngineConfig& engine, Clock& clock,
+              EngineObserver* observer, const UpstreamSet* previous);
 
   // The upstream called `name` ("" is the default set); null if none is.
-  Upstream* Find(absl::string_view name) const;
+  std::shared_ptr<Upstream> Find(absl::string_view name) const;
 
-  const std::vector<std::unique_ptr<Upstream>>& all() const { return all_; }
+  const std::vector<std::shared_ptr<Upstream>>& all() const { return all_; }
 
  private:
-  std::vector<std::unique_ptr<Upstream>> all_;  // in configuration order
-  absl::flat_hash_map<std::string, Upstream*> by_name_;
+  std::vector<std::shared_ptr<Upstream>> all_;  // in configuration order
+  absl::flat_hash_map<std::string, std::shared_ptr<Upstream>> by_name_;
 };
 
 }  // namespace tailgate::hedge::transport

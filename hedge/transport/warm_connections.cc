@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace tailgate::hedge::transport {
 namespace {
@@ -84,29 +85,64 @@ int WarmConnections::OnSocketOption(void* self, curl_socket_t fd,
                                          : CURL_SOCKOPT_OK;
 }
 
-curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
-  std::string key = PeerKey(&address.addr);
+WarmConnections::Pool* WarmConnections::PoolFor(std::string key, int family,
+                                                const sockaddr* address,
+                                                size_t length) {
   auto it = pools_.find(key);
   if (it == pools_.end() && !key.empty() &&
       static_cast<int>(pools_.size()) < kMaxAddresses) {
     Pool pool;
-    pool.family = address.family;
-    pool.socktype = address.socktype;
-    pool.protocol = address.protocol;
-    // curl's `addr` is followed by room for the longest address: addrlen
-    // bytes are valid even though the member is only a struct sockaddr.
-    pool.address.assign(
-        reinterpret_cast<const char*>(&address.addr),
-        std::min<size_t>(address.addrlen, sizeof(sockaddr_storage)));
+    pool.family = family;
+    pool.socktype = SOCK_STREAM;
+    pool.protocol = IPPROTO_TCP;
+    pool.address.assign(reinterpret_cast<const char*>(address),
+                        std::min<size_t>(length, sizeof(sockaddr_storage)));
     it = pools_.emplace(std::move(key), std::move(pool)).first;
   }
-  if (it != pools_.end()) {
-    Pool& pool = it->second;
+  if (it == pools_.end()) return nullptr;
+  Pool& pool = it->second;
+  if (pool.wanted_since == absl::InfiniteFuture()) {
+    pool.wanted_since = clock_.Now();
+    ++wanted_pools_;
+  }
+  return &pool;
+}
+
+void WarmConnections::Expect(absl::string_view ip, int port) {
+  loop_thread_.AssertOnOwner();
+  if (options_.per_address <= 0) return;
+  absl::ConsumePrefix(&ip, "[");
+  absl::ConsumeSuffix(&ip, "]");
+  const std::string text(ip);
+  sockaddr_storage address = {};
+  size_t length = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+  if (inet_pton(AF_INET, text.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    length = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, text.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    length = sizeof(sockaddr_in6);
+  } else {
+    return;
+  }
+  const sockaddr* raw = reinterpret_cast<const sockaddr*>(&address);
+  std::string key = PeerKey(raw);
+  if (pools_.contains(key)) return;  // curl, or an earlier Expect, was there
+  PoolFor(std::move(key), address.ss_family, raw, length);
+}
+
+curl_socket_t WarmConnections::OpenSocket(const curl_sockaddr& address) {
+  // curl's `addr` is followed by room for the longest address: addrlen
+  // bytes are valid even though the member is only a struct sockaddr.
+  Pool* const found = PoolFor(PeerKey(&address.addr), address.family,
+                              &address.addr, address.addrlen);
+  if (found != nullptr) {
+    Pool& pool = *found;
     const absl::Time now = clock_.Now();
-    if (pool.wanted_since == absl::InfiniteFuture()) {
-      pool.wanted_since = now;
-      ++wanted_pools_;
-    }
     const int fd = TakeReady(pool, now);
     if (fd >= 0) {
       handed_out_.insert(fd);

@@ -27,9 +27,11 @@
 // not been closed or written to by the peer, and is younger than
 // `max_idle`; otherwise it is closed (or, while still connecting, left).
 // Refill() also sweeps such sockets out about once a second while the loop
-// is awake. Only addresses curl itself connected to are ever warmed, so no
-// connection is made before a replica's first attempt, and none at all with
-// per_address 0 (then Attach does nothing).
+// is awake. Only addresses curl itself connected to are warmed, so no
+// connection is made before a replica's first attempt — except the
+// addresses Expect names: those of a resolved name, which join while reads
+// run and are warmed ahead of their first attempt. None at all with
+// per_address 0 (then Attach and Expect do nothing).
 //
 // Thread safety: loop thread only (curl calls back from
 // curl_multi_perform): construction and destruction may happen on another
@@ -50,6 +52,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
@@ -83,6 +86,12 @@ class WarmConnections {
   // the loop must call Refill again by then.
   absl::Time Refill();
 
+  // Warms `ip`:`port` ("10.0.0.7" or "[fd00::7]") ahead of its first
+  // attempt: the next Refill at least refill_delay from now connects
+  // per_address sockets to it. Nothing for an address already pooled, one
+  // that is not an IP literal, or beyond kMaxAddresses.
+  void Expect(absl::string_view ip, int port);
+
   // Closes the spares to the peer `easy` last talked to: its attempt failed,
   // so they are suspect too. They come back only when curl connects there
   // again (a later attempt, such as the circuit's half-open probe).
@@ -113,6 +122,10 @@ class WarmConnections {
                             curlsocktype purpose) noexcept;
   curl_socket_t OpenSocket(const curl_sockaddr& address)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // The pool of `key`, made from `address` if there is none and room for
+  // it; null otherwise. A new pool is wanted from now on.
+  Pool* PoolFor(std::string key, int family, const sockaddr* address,
+                size_t length) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   int TakeReady(Pool& pool, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   Health Check(const Warm& warm, absl::Time now) const;

@@ -88,4 +88,17 @@ bool FakeEngine::WaitForSubmitted(size_t n, absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
 }
 
+absl::Status FakeEngine::SetUpstreams(
+    std::vector<hedge::UpstreamConfig> upstreams) {
+  absl::MutexLock lock(&mu_);
+  upstream_updates_.push_back(std::move(upstreams));
+  return absl::OkStatus();
+}
+
+std::vector<std::vector<hedge::UpstreamConfig>> FakeEngine::upstream_updates()
+    const {
+  absl::MutexLock lock(&mu_);
+  return upstream_updates_;
+}
+
 }  // namespace tailgate::server::testing

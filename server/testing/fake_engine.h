@@ -35,6 +35,9 @@ class FakeEngine final : public hedge::Engine {
   absl::StatusOr<uint64_t> Submit(hedge::EngineRead read,
                                   hedge::ReadCallback done) override;
   void Cancel(uint64_t read_id) override;
+  // Records the sets (upstream_updates) and accepts them.
+  absl::Status SetUpstreams(
+      std::vector<hedge::UpstreamConfig> upstreams) override;
   hedge::EngineSnapshot Snapshot() const override;
   hedge::Clock& clock() const override { return clock_; }
 
@@ -54,6 +57,8 @@ class FakeEngine final : public hedge::Engine {
   std::vector<hedge::EngineRead> submitted() const;  // in Submit order
   std::vector<uint64_t> cancelled() const;           // Cancel calls, in order
   std::vector<uint64_t> pending_ids() const;         // ascending
+  // SetUpstreams calls, in order.
+  std::vector<std::vector<hedge::UpstreamConfig>> upstream_updates() const;
   // Blocks until `n` reads have been submitted (admitted or not), up to
   // `timeout`; false on timeout.
   bool WaitForSubmitted(size_t n, absl::Duration timeout) const;
@@ -70,6 +75,8 @@ class FakeEngine final : public hedge::Engine {
   std::map<uint64_t, hedge::ReadCallback> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<hedge::EngineRead> submitted_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> cancelled_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<hedge::UpstreamConfig>> upstream_updates_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tailgate::server::testing

@@ -88,7 +88,13 @@ class TailgateE2eTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<TailgateProcess>> process =
         TailgateProcess::Start(TailgateBinary(), flags);
     ASSERT_TRUE(process.ok()) << process.status();
-    tailgate_ = *std::move(process);
+    AdoptTailgate(*std::move(process));
+  }
+
+  // Talks to `process` (started by the test, e.g. with an environment of
+  // its own) from now on.
+  void AdoptTailgate(std::unique_ptr<TailgateProcess> process) {
+    tailgate_ = std::move(process);
     channel_ = grpc::CreateChannel(tailgate_->grpc_address(),
                                    grpc::InsecureChannelCredentials());
     reads_ = v1::HedgedRead::NewStub(channel_);

@@ -1,10 +1,13 @@
 // Named upstreams through real I/O: each replica set has its own hedge
-// budget, and its own totals in the engine's snapshot.
+// budget, and its own totals in the engine's snapshot; its own timeout,
+// response limit and in-flight cap hold at their edges; SetUpstreams
+// swaps the sets under a read in flight.
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -116,6 +119,102 @@ TEST_F(EngineUpstreamsTest, UnknownUpstreamIsNotFoundNamingIt) {
   EXPECT_EQ(response.status().message(), "unknown upstream \"\"");
   response = Read(GetFrom("nope", "/x"));
   EXPECT_EQ(response.status().message(), "unknown upstream \"nope\"");
+}
+
+// "tight": its own limits (250 ms, 10 bytes, 1 read in flight) under the
+// engine's 2 s and 4 MiB; "loose": the engine's.
+hedge::EngineConfig TightAndLoose(const std::vector<std::string>& urls) {
+  hedge::EngineConfig config = EngineFixture::DefaultConfig();
+  config.timeout = absl::Seconds(2);
+  config.upstreams.clear();
+  for (const std::string name : {"tight", "loose"}) {
+    hedge::UpstreamConfig& upstream = config.upstreams.emplace_back();
+    upstream.name = name;
+    upstream.replicas = *hygiene::ParseReplicaList(urls[0]);
+    upstream.hedge_delay = absl::Milliseconds(100);
+  }
+  config.upstreams[0].timeout = absl::Milliseconds(250);
+  config.upstreams[0].max_response_bytes = 10;
+  config.upstreams[0].max_requests = 1;
+  return config;
+}
+
+TEST_F(EngineUpstreamsTest, UpstreamLimitsHoldAtTheirEdges) {
+  StartReplicas({Route({
+      {"/ten", Always(Answer("0123456789"))},
+      {"/eleven", Always(Answer("0123456789A"))},
+      {"/slow", Always(Answer("late", absl::Milliseconds(600)))},
+      {"/hang", Always(Hang())},
+  })});
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
+      hedge::Engine::Create(TightAndLoose(ReplicaUrls()));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  engine_ = *std::move(engine);
+
+  // Response limit: exactly 10 bytes pass, 11 do not; "loose" takes 11.
+  absl::StatusOr<hedge::EngineResponse> ten = Read(GetFrom("tight", "/ten"));
+  ASSERT_TRUE(ten.ok()) << ten.status();
+  EXPECT_EQ(ten->body, "0123456789");
+  EXPECT_EQ(Read(GetFrom("tight", "/eleven")).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(Read(GetFrom("loose", "/eleven")).ok());
+
+  // Timeout: "tight" gives up at 250 ms, "loose" waits for the answer.
+  const absl::StatusOr<hedge::EngineResponse> slow =
+      Read(GetFrom("tight", "/slow"));
+  EXPECT_EQ(slow.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(absl::StrContains(slow.status().message(), "250ms"))
+      << slow.status();
+  EXPECT_TRUE(Read(GetFrom("loose", "/slow")).ok());
+
+  // In-flight cap: one read of "tight" at a time; "loose" is not held up.
+  PendingRead& hanging = NewPendingRead();
+  hedge::EngineRead hang = GetFrom("tight", "/hang");
+  hang.deadline = engine_->clock().Now() + absl::Milliseconds(200);
+  Submit(std::move(hang), hanging);
+  const absl::Status refused =
+      engine_->Submit(GetFrom("tight", "/ten"), [](auto) {}).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StrContains(refused.message(), "\"tight\"")) << refused;
+  EXPECT_TRUE(Read(GetFrom("loose", "/ten")).ok());
+  EXPECT_EQ(hanging.Wait().status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(Read(GetFrom("tight", "/ten")).ok());  // its slot is free again
+}
+
+TEST_F(EngineUpstreamsTest, SetUpstreamsSwapsUnderAReadInFlight) {
+  StartReplicas({Always(Answer("one", absl::Milliseconds(300))),
+                 Always(Answer("two"))});
+  const std::vector<std::string> urls = ReplicaUrls();
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].replicas = *hygiene::ParseReplicaList(urls[0]);
+  config.upstreams[0].hedge_delay = absl::Seconds(2);
+  config.timeout = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
+      hedge::Engine::Create(config);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  engine_ = *std::move(engine);
+
+  PendingRead& before = NewPendingRead();
+  Submit(Get("/x"), before);
+  ASSERT_TRUE(replicas_[0]->WaitForRequests(1, absl::Seconds(5)));
+  // The only replica is replaced while its read is in flight.
+  std::vector<hedge::UpstreamConfig> next = config.upstreams;
+  next[0].replicas = *hygiene::ParseReplicaList(urls[1]);
+  ASSERT_TRUE(engine_->SetUpstreams(next).ok());
+  absl::StatusOr<hedge::EngineResponse> after = Read(Get("/x"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->body, "two");
+  const absl::StatusOr<hedge::EngineResponse>& first = before.Wait();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->body, "one");  // finished on the set it started with
+  EXPECT_EQ(replicas_[0]->requests_received(), 1);
+
+  // A set the running limits refuse changes nothing.
+  next[0].timeout = absl::Seconds(6);
+  const absl::Status refused = engine_->SetUpstreams(next);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Read(Get("/x")).ok());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tests/replica/loopback.h"
 
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -11,11 +12,13 @@
 
 namespace tailgate::testing {
 
-sockaddr_in LoopbackAddress(int port) {
+sockaddr_in LoopbackAddress(int port, const char* ip) {
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, ip, &address.sin_addr) != 1) {
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  }
   return address;
 }
 
@@ -31,18 +34,18 @@ absl::StatusOr<int> LocalPort(int fd) {
 
 absl::StatusOr<evconnlistener*> ListenOnLoopback(event_base* base, int port,
                                                  evconnlistener_cb callback,
-                                                 void* arg) {
+                                                 void* arg, const char* ip) {
   if (port < 0 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
   }
-  const sockaddr_in address = LoopbackAddress(port);
+  const sockaddr_in address = LoopbackAddress(port, ip);
   evconnlistener* listener = evconnlistener_new_bind(
       base, callback, arg,
       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
       SOMAXCONN, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
   if (listener == nullptr) {
     return absl::UnavailableError(absl::StrCat(
-        "cannot listen on 127.0.0.1:", port, ": ", std::strerror(errno)));
+        "cannot listen on ", ip, ":", port, ": ", std::strerror(errno)));
   }
   return listener;
 }

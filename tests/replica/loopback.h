@@ -13,18 +13,20 @@
 
 namespace tailgate::testing {
 
-// 127.0.0.1:`port`.
-sockaddr_in LoopbackAddress(int port);
+// 127.0.0.1:`port`, or `ip` (an IPv4 loopback address such as
+// "127.0.0.3": Linux answers on all of 127.0.0.0/8).
+sockaddr_in LoopbackAddress(int port, const char* ip = "127.0.0.1");
 
 // The local port a socket is bound to.
 absl::StatusOr<int> LocalPort(int fd);
 
-// Listens on 127.0.0.1:`port` (0: a free port) with SO_REUSEADDR and
-// close-on-exec, for sockets it accepts too. The listener owns the socket.
-// `callback` may be null until evconnlistener_set_cb.
-absl::StatusOr<evconnlistener*> ListenOnLoopback(event_base* base, int port,
-                                                 evconnlistener_cb callback,
-                                                 void* arg);
+// Listens on `ip`:`port` (0: a free port; `ip` a loopback IPv4 address)
+// with SO_REUSEADDR and close-on-exec, for sockets it accepts too. The
+// listener owns the socket. `callback` may be null until
+// evconnlistener_set_cb.
+absl::StatusOr<evconnlistener*> ListenOnLoopback(
+    event_base* base, int port, evconnlistener_cb callback, void* arg,
+    const char* ip = "127.0.0.1");
 
 }  // namespace tailgate::testing
 

@@ -152,6 +152,7 @@ class Replica::Impl {
   void Start() { loop_->Start(); }
 
   int port() const { return port_; }
+  const std::string& address() const { return options_.address; }
 
   void SetHandler(Handler handler) {
     hedge::MutexLock lock(&mu_);
@@ -306,7 +307,8 @@ class Replica::Impl {
 
 absl::Status Replica::Impl::Listen() {
   absl::StatusOr<evconnlistener*> listener =
-      ListenOnLoopback(loop_->base(), options_.port, nullptr, nullptr);
+      ListenOnLoopback(loop_->base(), options_.port, nullptr, nullptr,
+                       options_.address.c_str());
   if (!listener.ok()) return listener.status();
   if (evhttp_bind_listener(http_, *listener) == nullptr) {
     evconnlistener_free(*listener);
@@ -712,7 +714,7 @@ Replica::~Replica() = default;
 
 int Replica::port() const { return impl_->port(); }
 std::string Replica::url() const {
-  return absl::StrCat("http://127.0.0.1:", impl_->port());
+  return absl::StrCat("http://", impl_->address(), ":", impl_->port());
 }
 void Replica::SetHandler(Handler handler) {
   impl_->SetHandler(std::move(handler));

@@ -133,6 +133,10 @@ struct ReplicaOptions {
   // SO_REUSEADDR, so a test can restart a replica on the port of one it
   // destroyed.
   int port = 0;
+  // The loopback IPv4 address to listen on (Linux answers on all of
+  // 127.0.0.0/8), so that replicas on 127.0.0.2, 127.0.0.3... can share a
+  // port as the pods behind one name do.
+  std::string address = "127.0.0.1";
   // Keep every request for requests(). Turn off for long experiment runs;
   // the counters and WaitForRequests work either way.
   bool record_requests = true;
@@ -152,7 +156,7 @@ class Replica {
   Replica& operator=(const Replica&) = delete;
 
   int port() const;
-  std::string url() const;  // "http://127.0.0.1:PORT", no trailing slash
+  std::string url() const;  // "http://ADDRESS:PORT", no trailing slash
 
   // Requests that arrive from now on get `handler`.
   void SetHandler(Handler handler);
