@@ -143,6 +143,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   CircuitBreaker& breaker = policy_.picker->breaker(done.replica);
   if (outcome == AttemptOutcome::kSuccess) {
     breaker.OnSuccess(done.ticket, now);
+    ReportHedge(/*won=*/attempt == 1);
     CancelInFlight(out, now);
     out.push_back(FinishWith(attempt));
     finished_ = true;
@@ -160,6 +161,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
 Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
   Actions out;
   if (finished_) return out;
+  ReportHedge(/*won=*/false);
   CancelInFlight(out, now, source == DeadlineSource::kSidecarTimeout);
   FinishWithError(ReadError::kDeadlineExceeded, out);
   return out;
@@ -189,6 +191,12 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   std::optional<Permit> permit = policy_.limits->TryStartAttempt();
   if (!permit.has_value()) {
     out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
+    return;
+  }
+  if (kind == AttemptKind::kHedge && policy_.payoff != nullptr &&
+      !policy_.payoff->AllowHedge()) {
+    // Hedges that stopped winning: part of the speculative budget.
+    out.push_back(ExtraSkipped(SkipReason::kNoBudget));
     return;
   }
   if (!policy_.budget->TryConsume(kind == AttemptKind::kHedge
@@ -237,6 +245,14 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
 void ReadDecision::FinishWithError(ReadError error, Actions& out) {
   out.push_back(FinishWith(error));
   finished_ = true;
+}
+
+void ReadDecision::ReportHedge(bool won) {
+  if (policy_.payoff == nullptr || launched_ < 2 ||
+      attempts_[1].kind != AttemptKind::kHedge) {
+    return;
+  }
+  policy_.payoff->OnHedgeResult(won);
 }
 
 void ReadDecision::FinishAfterFailures(Actions& out) {

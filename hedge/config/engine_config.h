@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
@@ -44,7 +45,10 @@ struct UpstreamConfig {
   std::vector<hygiene::ReplicaUrl> replicas;
   HedgeBudgetConfig budget;
   CircuitConfig circuit;
+  // The delay before a hedge; with adaptive_delay.enabled, the delay is
+  // learned from the upstream's primaries instead (adaptive_hedge_delay.h).
   absl::Duration hedge_delay = absl::Milliseconds(25);
+  AdaptiveDelayConfig adaptive_delay;
   HttpVersion http_version = HttpVersion::kHttp1;
   std::string ca_file;  // for https replicas; "" = system CAs
   // TCP connections kept open ahead of need per replica address, so an
@@ -78,7 +82,8 @@ inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 
 // Checks every field, the policy objects' settings included. The first
 // problem found is returned as a FieldError (field_error.h) naming the
-// field: `replicas`, `hedge_delay`, `hedge_fraction`, `hedge_burst`,
+// field: `replicas`, `hedge_delay`, `hedge_delay_min` and `hedge_delay_max`
+// (checked when the adaptive delay is on), `hedge_fraction`, `hedge_burst`,
 // `failure_threshold`, `cooldown`, `preconnect`, `upstreams` (duplicate
 // names), `max_requests`, `max_attempts`, `max_response_bytes`, `timeout`,
 // `timer_spin`, `max_response_headers`, `max_response_header_bytes`; the
