@@ -46,7 +46,8 @@ struct Read {
         admitted(admitted),
         deadline(deadline),
         deadline_source(deadline_source),
-        decision(ReadPolicy{&upstream.picker(), &upstream.budget(), &limits},
+        decision(ReadPolicy{&upstream.picker(), &upstream.budget(), &limits,
+                            &upstream.payoff()},
                  options) {}
 
   // The replica attempt `attempt` went to, and its counters.

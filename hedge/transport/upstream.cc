@@ -3,13 +3,16 @@
 #include <optional>
 #include <utility>
 
+#include "hedge/adaptive/adaptive_hedge_delay.h"
+
 namespace tailgate::hedge::transport {
 
 Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
                    EngineObserver* observer)
     : config_(config),
       budget_(config.budget),
-      delay_(std::make_unique<FixedHedgeDelay>(config.hedge_delay)),
+      delay_(std::make_unique<AdaptiveHedgeDelay>(
+          config.adaptive_delay, config.hedge_delay, config.budget.fraction)),
       counters_(config.replicas.size()),
       warm_(clock, WarmConnections::Options{config.preconnect}) {
   std::vector<CircuitBreaker*> raw;
@@ -31,11 +34,13 @@ Upstream::Upstream(const UpstreamConfig& config, Clock& clock,
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
   UpstreamSnapshot& totals = snapshot.upstreams.emplace_back();
   totals.name = config_.name;
-  totals.requests = totals_.requests.load(std::memory_order_relaxed);
-  totals.hedges = totals_.hedges.load(std::memory_order_relaxed);
-  totals.hedge_wins = totals_.hedge_wins.load(std::memory_order_relaxed);
   totals.hedge_credits = budget_.credits();
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
+  totals.hedge_delay_auto = config_.adaptive_delay.enabled;
+  totals.hedge_win_ratio = payoff_.win_ratio();
+  totals.hedge_spend = payoff_.spend();
+  totals.hedges_held_back = payoff_.held_back();
+  totals_.CopyTo(totals);
   snapshot.hedge_credits += totals.hedge_credits;
   const WarmConnectionStats warm = warm_.stats();
   snapshot.warm_connections.opened += warm.opened;

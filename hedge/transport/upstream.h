@@ -1,5 +1,6 @@
 // Upstream: one named replica set with its own policy objects (breakers,
-// picker, hedge budget, hedge delay), counters and warm connections; and
+// picker, hedge budget, hedge delay, hedge payoff gate), counters and warm
+// connections; and
 // UpstreamSet, every configured upstream by name.
 //
 // Thread safety: an Upstream's configuration is constant after
@@ -16,6 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
@@ -46,6 +48,7 @@ class Upstream {
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return budget_; }
   HedgeDelayPolicy& delay() { return *delay_; }
+  HedgePayoff& payoff() { return payoff_; }
   ReplicaCounters& counters(size_t replica) { return counters_[replica]; }
   UpstreamCounters& totals() { return totals_; }
   WarmConnections& warm() { return warm_; }
@@ -61,6 +64,7 @@ class Upstream {
   std::unique_ptr<ReplicaPicker> picker_;
   HedgeBudget budget_;
   std::unique_ptr<HedgeDelayPolicy> delay_;
+  HedgePayoff payoff_;
   std::vector<ReplicaCounters> counters_;  // by replica index
   UpstreamCounters totals_;
   WarmConnections warm_;
