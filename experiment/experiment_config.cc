@@ -31,6 +31,7 @@ constexpr double kMaxSendsPerPoint = 20'000'000;
 
 constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"seed", Scenario::kSeed},          {"correlated", Scenario::kCorrelated},
+    {"shifting", Scenario::kShifting},
     {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
 };
@@ -134,9 +135,7 @@ absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
     if (!cpus.ok()) return Invalid("sidecar_cpus", cpus.status().message());
     return cpus;
   }
-  if (scenario != Scenario::kSeed && scenario != Scenario::kCorrelated) {
-    return std::vector<int>();
-  }
+  if (!IsSequentialScenario(scenario)) return std::vector<int>();
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
   if (!allowed.ok()) return Invalid("sidecar_cpus", allowed.status().message());
   if (allowed->size() < 2) return std::vector<int>();
@@ -157,8 +156,7 @@ absl::Status RejectUnused(
 }
 
 absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
-  const bool straggler =
-      scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
+  const bool straggler = IsSequentialScenario(scenario);
   const bool open_loop = scenario == Scenario::kOpenLoop;
   const bool paced = open_loop || scenario == Scenario::kChaos ||
                      scenario == Scenario::kOverload;
@@ -275,6 +273,11 @@ absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
 
 }  // namespace
 
+bool IsSequentialScenario(Scenario scenario) {
+  return scenario == Scenario::kSeed || scenario == Scenario::kCorrelated ||
+         scenario == Scenario::kShifting;
+}
+
 const char* ScenarioName(Scenario scenario) {
   for (const auto& [name, value] : kScenarios) {
     if (value == scenario) return name;
@@ -290,6 +293,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   absl::Status status = CheckScenarioFlags(config.scenario, flags);
   if (!status.ok()) return status;
 
+  if (config.scenario == Scenario::kShifting) {
+    config.requests = kDefaultShiftingRequests;
+  }
   if (!flags.requests.empty()) {
     absl::StatusOr<int64_t> requests =
         ParseInteger("requests", flags.requests, kMinRequests, kMaxRequests,
