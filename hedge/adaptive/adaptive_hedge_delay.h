@@ -5,15 +5,15 @@
 // sliding window in 4 slots of 1 s): an answer as a complete sample, a
 // primary cut short (hedge won, cancelled, deadline) or failed as a
 // censored one. The delay is DelayRule::kTailOrBody on that sketch,
-//   max(Q(1 - hedge_fraction), 1.5 * median),
+//   max(Q(1 - 0.9 * hedge_fraction), 1.5 * median),
 // clamped to [min, max]. Until the window holds kMinSamples samples the
 // delay is kWarmupDelay clamped the same way. It is recomputed at most
 // every kRecomputeEvery, on the thread that observes; DelayFor reads the
 // last value without a lock.
 //
 // How fast it follows a shift: a quantile at or below the median moves
-// once the new regime fills half the window (2 s), Q(1 - f) once it fills
-// 1 - f of it; every old sample has left the window after 4 s. So the
+// once the new regime fills half the window (2 s), Q(1 - 0.9 f) once it
+// fills 1 - 0.9 f of it; every old sample has left the window after 4 s. So the
 // delay reaches its new value within 4 s + kRecomputeEvery of the shift
 // (adaptive_hedge_delay_test.cc checks both directions).
 //

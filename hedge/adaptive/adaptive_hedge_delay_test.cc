@@ -137,16 +137,18 @@ TEST(AdaptiveHedgeDelayTest, ClampedToMinAndMax) {
 }
 
 // The true distribution never changes and a quarter of the reads are
-// hedged, most of them won by the hedge: a quarter of the primaries are cut
-// short. The delay must stay at the quantile of the true distribution,
-// 1 + 2 ln 4 = 3.77 ms (its median times 1.5 is lower, 3.58 ms), and
+// hedged, most of them won by the hedge: a fifth of the primaries are cut
+// short. The delay must stay at the true distribution's quantile for 90 %
+// of the fraction, 1 + 2 ln(1 / 0.225) = 3.98 ms (its median times 1.5 is
+// lower, 3.58 ms), and
 // neither creep down nor up. (Dropping the cut primaries would take the
 // delay down to 3.4 ms within the first second: checked by hand.)
 TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
   AdaptiveHedgeDelay policy(Auto(), absl::Milliseconds(25), 0.25);
   testing::FakeClock clock;
   SimulatedUpstream upstream(policy, clock, absl::Milliseconds(1));
-  const absl::Duration truth = absl::Milliseconds(1 + 2 * std::log(4.0));
+  const absl::Duration truth =
+      absl::Milliseconds(1 + 2 * std::log(1 / 0.225));
   upstream.Run(absl::Seconds(5), ExponentialTail, ExponentialTail);
   for (int second = 0; second < 60; ++second) {
     const double hedged =
@@ -159,7 +161,7 @@ TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
   }
 }
 
-// The seed's workload: the fraction's quantile lies inside the fast mode,
+// The seed's workload: the budget's quantile lies inside the fast mode,
 // and 1.5 times the median clears it; stragglers are hedged, fast reads are
 // not.
 TEST(AdaptiveHedgeDelayTest, TightFastModeIsNotHedged) {

@@ -28,8 +28,12 @@ std::optional<absl::Duration> ChooseHedgeDelay(
     case DelayRule::kScaledTail:
       return tail->value * kDelayMargin;
     case DelayRule::kTailOrBody: {
+      const double within_budget =
+          1.0 - kBudgetHeadroom * std::clamp(fraction, 0.0, 1.0);
+      const absl::Duration tail_in_budget =
+          sketch.QuantileOf(std::max(within_budget, 1e-9))->value;
       const absl::Duration median = sketch.QuantileOf(0.5)->value;
-      return std::max(tail->value, median * kDelayMargin);
+      return std::max(tail_in_budget, median * kDelayMargin);
     }
   }
   return tail->value;

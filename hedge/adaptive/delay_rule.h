@@ -11,10 +11,14 @@
 //   kScaledTail     kMargin * Q(1 - fraction). Clears a tight fast mode, but
 //                   also scales a delay that already sits in the slow tail,
 //                   hedging fewer than `fraction` stragglers, and late.
-//   kTailOrBody     max(Q(1 - fraction), kMargin * Q(0.5)), the default.
-//                   Never more than the slowest `fraction` (the first
-//                   term), and never inside the body of the distribution
-//                   (the second): a read is hedged only once it has taken
+//   kTailOrBody     max(Q(1 - kBudgetHeadroom * fraction),
+//                       kMargin * Q(0.5)), the default.
+//                   Never more than 90 % of what the budget earns (the
+//                   first term: hedging right up to the budget's fraction
+//                   leaves no credit for a burst of stragglers, and the
+//                   budget then skips the very hedges that matter), and
+//                   never inside the body of the distribution (the
+//                   second): a read is hedged only once it has taken
 //                   kMargin times the median. The median is the most
 //                   stable quantile there is, and a tight fast mode ends
 //                   well before 1.5 times its median.
@@ -36,6 +40,7 @@ enum class DelayRule { kTailQuantile, kScaledTail, kTailOrBody };
 const char* DelayRuleName(DelayRule rule);  // "tail_quantile", ...
 
 inline constexpr double kDelayMargin = 1.5;
+inline constexpr double kBudgetHeadroom = 0.9;
 
 // The delay `rule` reads off `sketch` for a hedge fraction in [0, 1]
 // (unclamped); nullopt when the sketch is empty. A quantile the censored

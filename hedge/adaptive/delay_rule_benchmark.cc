@@ -30,7 +30,10 @@ struct Draw {
   double primary_ms;
   double hedge_ms;
 };
-using Workload = std::function<Draw(std::mt19937&)>;
+// `read`: the read's index, for workloads whose stragglers come in a fixed
+// pattern, as the experiment's do (a budget sized for 20 % of reads keeps
+// up with 2 reads in 10, not with a random 20 %).
+using Workload = std::function<Draw(int read, std::mt19937&)>;
 
 struct Named {
   const char* name;
@@ -39,29 +42,33 @@ struct Named {
 
 std::vector<Named> Workloads() {
   return {
-      {"seed: 2 ms +-5 %, 20 % at 40 ms",
-       [](std::mt19937& r) {
+      {"seed: 2 ms +-5 %, 2 reads in 10 at 40 ms",
+       [](int read, std::mt19937& r) {
          std::uniform_real_distribution<double> jitter(0.95, 1.05);
-         std::bernoulli_distribution straggler(0.2);
-         return Draw{(straggler(r) ? 40.0 : 2.0) * jitter(r), 2.0 * jitter(r)};
+         const bool straggler = read % 10 < 2;
+         return Draw{(straggler ? 40.0 : 2.0) * jitter(r), 2.0 * jitter(r)};
        }},
-      {"seed on a loaded host: 2 ms + exp(0.7 ms), 20 % at 40 ms",
-       [](std::mt19937& r) {
+      {"seed on a loaded host: 2 ms + exp(0.7 ms), 2 in 10 at 40 ms",
+       [](int read, std::mt19937& r) {
          std::exponential_distribution<double> noise(1 / 0.7);
-         std::bernoulli_distribution straggler(0.2);
-         return Draw{straggler(r) ? 40.0 + noise(r) : 2.0 + noise(r),
-                     2.0 + noise(r)};
+         const bool straggler = read % 10 < 2;
+         return Draw{(straggler ? 40.0 : 2.0) + noise(r), 2.0 + noise(r)};
+       }},
+      {"seed on a very loaded host: 2 ms + exp(2 ms), 2 in 10 at 40 ms",
+       [](int read, std::mt19937& r) {
+         std::exponential_distribution<double> noise(1 / 2.0);
+         const bool straggler = read % 10 < 2;
+         return Draw{(straggler ? 40.0 : 2.0) + noise(r), 2.0 + noise(r)};
        }},
       {"continuous: 1 ms + exp(2 ms)",
-       [](std::mt19937& r) {
+       [](int, std::mt19937& r) {
          std::exponential_distribution<double> tail(1 / 2.0);
          return Draw{1.0 + tail(r), 1.0 + tail(r)};
        }},
-      {"correlated: 10 % at 40 ms on every replica",
-       [](std::mt19937& r) {
+      {"correlated: 1 read in 10 at 40 ms on every replica",
+       [](int read, std::mt19937& r) {
          std::uniform_real_distribution<double> jitter(0.95, 1.05);
-         std::bernoulli_distribution slow(0.1);
-         const double base = slow(r) ? 40.0 : 2.0;
+         const double base = read % 10 == 0 ? 40.0 : 2.0;
          return Draw{base * jitter(r), base * jitter(r)};
        }},
   };
@@ -82,7 +89,7 @@ void Run(const Named& workload, std::optional<DelayRule> rule) {
       delay = ChooseHedgeDelay(sketch, kFraction, *rule).value();
     }
     delay_sum_ms += absl::ToDoubleMilliseconds(delay);
-    const Draw draw = workload.draw(random);
+    const Draw draw = workload.draw(i, random);
     const double d = absl::ToDoubleMilliseconds(delay);
     double latency = draw.primary_ms;
     if (draw.primary_ms > d && budget.TryConsume(HedgeBudget::Spend::kHedge)) {
