@@ -156,8 +156,9 @@ TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
     ASSERT_LT(Relative(policy.DelayFor(std::nullopt), truth), 0.08)
         << "after " << second << " s: "
         << policy.DelayFor(std::nullopt);
-    ASSERT_GT(hedged, 0.225 - 0.04);
-    ASSERT_LT(hedged, 0.225 + 0.04);
+    // About 0.225, within a second's sampling and the delay's 8 %.
+    ASSERT_GT(hedged, 0.15);
+    ASSERT_LT(hedged, 0.3);
   }
 }
 
