@@ -1,5 +1,7 @@
 #include "experiment/experiment_config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
@@ -26,6 +28,7 @@ constexpr absl::Duration kMinDuration = absl::Milliseconds(100);
 constexpr absl::Duration kMaxDuration = absl::Hours(1);
 constexpr absl::Duration kMinReplicaPhase = absl::Milliseconds(10);
 constexpr absl::Duration kMaxReplicaPhase = absl::Minutes(1);
+constexpr int64_t kMaxRounds = 100;
 // Scheduled sends per open-loop point: bounds the generator's memory.
 constexpr double kMaxSendsPerPoint = 20'000'000;
 
@@ -34,6 +37,7 @@ constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"shifting", Scenario::kShifting},
     {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
+    {"cost", Scenario::kCost},
 };
 
 constexpr std::pair<const char*, SidecarTransport> kTransports[] = {
@@ -128,6 +132,8 @@ absl::StatusOr<SidecarTransport> ParseSidecarTransport(
 }
 
 // --sidecar_cpus: "auto" (or not given), or what tailgate's --cpus takes.
+// Auto pins the sidecars of the sequential-client scenarios, and of cost
+// (whose load generator runs on the other CPUs), to the last CPU.
 absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
                                                   Scenario scenario) {
   if (!text.empty() && text != "auto") {
@@ -135,7 +141,9 @@ absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
     if (!cpus.ok()) return Invalid("sidecar_cpus", cpus.status().message());
     return cpus;
   }
-  if (!IsSequentialScenario(scenario)) return std::vector<int>();
+  if (!IsSequentialScenario(scenario) && scenario != Scenario::kCost) {
+    return std::vector<int>();
+  }
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
   if (!allowed.ok()) return Invalid("sidecar_cpus", allowed.status().message());
   if (allowed->size() < 2) return std::vector<int>();
@@ -161,11 +169,16 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool paced = open_loop || scenario == Scenario::kChaos ||
                      scenario == Scenario::kOverload;
   const bool chaos = scenario == Scenario::kChaos;
-  const bool throughput = scenario == Scenario::kThroughput;
+  const bool cost = scenario == Scenario::kCost;
+  const bool throughput = scenario == Scenario::kThroughput || cost;
   absl::Status status = RejectUnused(
       scenario,
       {{"requests", !straggler && !flags.requests.empty()},
-       {"rate", !paced && !flags.rate.empty()},
+       {"rate", !paced && !cost && !flags.rate.empty()},
+       {"rounds", !cost && !flags.rounds.empty()},
+       {"peer_gateway", !cost && !flags.peer_gateway.empty()},
+       {"warmup", cost && !flags.warmup.empty()},
+       {"sidecar_transport", cost && !flags.sidecar_transport.empty()},
        {"sweep", !open_loop && flags.sweep},
        {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
        {"duration", straggler && !flags.duration.empty()},
@@ -211,6 +224,9 @@ absl::Status ParseRates(const RawFlags& flags, ExperimentConfig& config) {
       if (!rates.ok()) return rates.status();
       config.rates = *std::move(rates);
     }
+  } else if (flags.rate.empty() && config.scenario == Scenario::kCost) {
+    config.rates.assign(std::begin(kDefaultCostRates),
+                        std::end(kDefaultCostRates));
   } else if (flags.rate.empty()) {
     config.rates = {DefaultRate(config.scenario)};
   } else {
@@ -322,7 +338,8 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   }
   if (config.scenario == Scenario::kOpenLoop ||
       config.scenario == Scenario::kChaos ||
-      config.scenario == Scenario::kOverload) {
+      config.scenario == Scenario::kOverload ||
+      config.scenario == Scenario::kCost) {
     config.sweep = flags.sweep;
     status = ParseRates(flags, config);
     if (!status.ok()) return status;
@@ -339,6 +356,18 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
       ParseSidecarCpus(flags.sidecar_cpus, config.scenario);
   if (!cpus.ok()) return cpus.status();
   config.sidecar_cpus = *std::move(cpus);
+  if (!flags.rounds.empty()) {
+    absl::StatusOr<int64_t> rounds =
+        ParseInteger("rounds", flags.rounds, 1, kMaxRounds);
+    if (!rounds.ok()) return rounds.status();
+    config.rounds = static_cast<int>(*rounds);
+  }
+  config.peer_gateway = flags.peer_gateway;
+  if (!config.peer_gateway.empty() &&
+      access(config.peer_gateway.c_str(), X_OK) != 0) {
+    return Invalid("peer_gateway",
+                   absl::StrCat("not an executable file: ", flags.peer_gateway));
+  }
   config.plot_dir = flags.plot_dir;
   config.tailgate = flags.tailgate;
   return config;

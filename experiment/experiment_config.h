@@ -32,6 +32,7 @@ enum class Scenario {
   kThroughput,
   kChaos,
   kOverload,
+  kCost,
 };
 
 // How the experiment's clients reach each sidecar: loopback TCP (the
@@ -58,6 +59,8 @@ struct RawFlags {
   std::string tailgate;
   std::string sidecar_transport;
   std::string sidecar_cpus;
+  std::string rounds;
+  std::string peer_gateway;
 };
 
 struct ExperimentConfig {
@@ -67,13 +70,14 @@ struct ExperimentConfig {
   // Every scenario: sequential fast reads per sidecar before measuring.
   int64_t warmup = 50;
   // open_loop: offered loads in req/s, one point unless --sweep; chaos,
-  // overload: the one offered load.
+  // overload: the one offered load; cost: the fixed loads (then it
+  // saturates).
   std::vector<double> rates;
   bool sweep = false;
   // open_loop (per point and policy), throughput (per side), chaos (the
   // whole run), overload (each of its three phases).
   absl::Duration duration = absl::Seconds(5);
-  // throughput: outstanding reads.
+  // throughput: outstanding reads; cost: connections at saturation.
   int concurrency = 32;
   // chaos: how long replica A stays killed, then up, in each cycle.
   absl::Duration replica_down = absl::Milliseconds(200);
@@ -86,6 +90,10 @@ struct ExperimentConfig {
   // it may use two or more; the load scenarios need every core and pin
   // nothing.
   std::vector<int> sidecar_cpus;
+  // cost: alternating rounds of every arm at every point.
+  int rounds = 3;
+  // cost: the Go gateway's binary, measured beside tailgate; empty: none.
+  std::string peer_gateway;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };
@@ -98,6 +106,8 @@ inline constexpr double kDefaultChaosRate = 500;
 inline constexpr absl::Duration kDefaultChaosDuration = absl::Seconds(10);
 // Far above what a sidecar with --max_requests=16 serves on two cores.
 inline constexpr double kDefaultOverloadRate = 20000;
+// cost: the fixed offered loads measured before saturation.
+inline constexpr double kDefaultCostRates[] = {1000, 4000};
 // Offered loads of --sweep: from far below to beyond what two cores carry,
 // closer together around 80 % of that (about 10 000 reads/s on the hosts
 // measured in docs/BENCHMARKS.md).
@@ -107,7 +117,7 @@ inline constexpr double kDefaultSweepRates[] = {
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
 // "seed", "correlated", "shifting", "open_loop", "throughput", "chaos",
-// "overload".
+// "overload", "cost".
 const char* ScenarioName(Scenario scenario);
 
 // seed, correlated, shifting: one sequential client, policy after policy.

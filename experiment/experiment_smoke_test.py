@@ -209,6 +209,43 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertTrue(health["new_channel_read_ok"])
         self.assertIsNotNone(health["recovery_ms"])
 
+    def test_cost(self):
+        lines = self.json_lines("--scenario=cost", "--rate=200",
+                                "--duration=1s", "--rounds=1",
+                                "--concurrency=4")
+        runs = [line for line in lines if "arm" in line]
+        summaries = [line for line in lines if "summary" in line]
+        self.assertEqual(sorted((r["point"], r["arm"]) for r in runs),
+                         [("200/s", "direct"), ("200/s", "tailgate"),
+                          ("saturation", "direct"),
+                          ("saturation", "tailgate")])
+        for r in runs:
+            self.assertEqual(r["failed"], 0, r)
+            self.assertEqual(r["non_2xx"], 0, r)
+            self.assertGreater(r["done"], 0, r)
+            if r["arm"] != "tailgate":
+                continue
+            self.assert_fields(r, ["sidecar_cpu_s", "sidecar_cpu_us_per_read",
+                                   "rss_kib", "rss_anon_kib", "rss_file_kib",
+                                   "threads", "quiet_cpu_percent",
+                                   "quiet_rss_kib", "quiet_rss_anon_kib",
+                                   "quiet_threads"])
+            self.assertGreater(r["threads"], 1)
+            self.assertGreater(r["rss_anon_kib"], 0)
+            # Every read h2load finished went through the sidecar (which
+            # may also count reads cut off when h2load stopped).
+            self.assertGreaterEqual(r["metrics"]["requests"], r["done"])
+            self.assertEqual(r["metrics"]["rejected"], 0)
+        self.assertEqual([s["summary"] for s in summaries],
+                         ["200/s", "saturation"])
+        for s in summaries:
+            self.assert_fields(s, ["tailgate_cpu_us_per_read",
+                                   "tailgate_added_mean_us",
+                                   "tailgate_reads_ratio_to_direct",
+                                   "tailgate_rss_end_mib",
+                                   "tailgate_rss_quiet_mib"])
+            self.assertNotIn("cpu_per_read_ratio", s)  # no --peer_gateway
+
     def test_bad_flags_are_one_line_and_exit_2(self):
         for flags, named in [(["--requests=10"], "--requests"),
                              (["--scenario=storm"], "--scenario"),
@@ -222,7 +259,12 @@ class ExperimentSmokeTest(unittest.TestCase):
                               "--concurrency"),
                              (["--sidecar_transport=quic"],
                               "--sidecar_transport"),
-                             (["--sidecar_cpus=2-1"], "--sidecar_cpus")]:
+                             (["--sidecar_cpus=2-1"], "--sidecar_cpus"),
+                             (["--scenario=cost", "--rounds=0"], "--rounds"),
+                             (["--rounds=2"], "--rounds"),
+                             (["--scenario=cost", "--peer_gateway=/nonexistent"],
+                              "--peer_gateway"),
+                             (["--scenario=cost", "--warmup=10"], "--warmup")]:
             with self.subTest(flags=flags):
                 result = run(*flags)
                 self.assertEqual(result.returncode, 2)

@@ -36,7 +36,7 @@
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
           "seed (default), correlated, shifting, open_loop, throughput, "
-          "chaos or overload.");
+          "chaos, overload or cost.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated, shifting: measured sequential reads per policy "
           "(default 2000; shifting 4500, in three phases; at least 100).");
@@ -46,11 +46,13 @@ ABSL_FLAG(std::string, warmup, "",
 ABSL_FLAG(std::string, rate, "",
           "open_loop, chaos, overload: offered load in reads per second "
           "(default 1000; chaos 500; overload 20000, in its overload "
-          "phase).");
+          "phase); cost: the one fixed load before saturation (default "
+          "1000 and 4000).");
 ABSL_FLAG(std::string, duration, "",
           "open_loop: sending time per point and policy; throughput: "
           "measuring time per side; chaos: the whole run (default 10s); "
-          "overload: each of its three phases (default 5s).");
+          "overload: each of its three phases (default 5s); cost: each "
+          "measured run.");
 ABSL_FLAG(bool, sweep, false,
           "open_loop: run a series of offered loads instead of --rate.");
 ABSL_FLAG(std::string, sweep_rates, "",
@@ -58,7 +60,13 @@ ABSL_FLAG(std::string, sweep_rates, "",
           "(default 250,500,1000,2000,4000,6000,8000,10000,12000,16000).");
 ABSL_FLAG(std::string, concurrency, "",
           "throughput: outstanding reads, through the sidecar and direct "
-          "(default 32).");
+          "(default 32); cost: connections at saturation (default 32).");
+ABSL_FLAG(std::string, rounds, "",
+          "cost: rounds of every arm at every load, in alternating order "
+          "(default 3).");
+ABSL_FLAG(std::string, peer_gateway, "",
+          "cost: the Go gateway's binary, measured beside tailgate in the "
+          "same rounds (default: none).");
 ABSL_FLAG(std::string, replica_down, "",
           "chaos: how long replica A stays killed in each cycle (default "
           "200ms).");
@@ -73,7 +81,8 @@ ABSL_FLAG(std::string, sidecar_transport, "",
           "unset or too long).");
 ABSL_FLAG(std::string, sidecar_cpus, "",
           "CPUs each sidecar runs on: auto (default: for seed and "
-          "correlated, the last CPU this process may use, given two or more; "
+          "correlated and cost, the last CPU this process may use, given two "
+          "or more; "
           "for the others, any), or what tailgate's --cpus takes (any, last, "
           "or a list such as 1 or 0-1).");
 ABSL_FLAG(std::string, tailgate, "",
@@ -99,6 +108,8 @@ RawFlags RawFlagsFromCommandLine() {
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
   flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);
   flags.sidecar_cpus = absl::GetFlag(FLAGS_sidecar_cpus);
+  flags.rounds = absl::GetFlag(FLAGS_rounds);
+  flags.peer_gateway = absl::GetFlag(FLAGS_peer_gateway);
   return flags;
 }
 
@@ -123,6 +134,8 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunChaosScenario(config, tailgate);
     case Scenario::kOverload:
       return RunOverloadScenario(config, tailgate);
+    case Scenario::kCost:
+      return RunCostScenario(config, tailgate);
   }
   return absl::InternalError("unknown scenario");
 }
@@ -159,7 +172,7 @@ int main(int argc, char** argv) {
       "per policy, JSON lines on stdout.\n"
       "  experiment "
       "[--scenario=seed|correlated|shifting|open_loop|throughput|chaos|"
-      "overload] "
+      "overload|cost] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

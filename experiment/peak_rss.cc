@@ -10,11 +10,9 @@
 #include "absl/strings/strip.h"
 
 namespace tailgate::experiment {
-namespace {
 
-// `field` ("VmHWM") of /proc/PID/status, whose line reads
-// "VmHWM:     28196 kB".
-absl::StatusOr<int64_t> StatusKib(pid_t pid, absl::string_view field) {
+// A line reads "VmHWM:     28196 kB" or "Threads:\t16".
+absl::StatusOr<int64_t> ProcStatusNumber(pid_t pid, absl::string_view field) {
   const std::string path = absl::StrCat("/proc/", pid, "/status");
   const std::string prefix = absl::StrCat(field, ":");
   std::ifstream status(path);
@@ -28,14 +26,12 @@ absl::StatusOr<int64_t> StatusKib(pid_t pid, absl::string_view field) {
   return absl::UnavailableError(absl::StrCat("no ", field, " in ", path));
 }
 
-}  // namespace
-
 absl::StatusOr<int64_t> PeakRssKib(pid_t pid) {
-  return StatusKib(pid, "VmHWM");
+  return ProcStatusNumber(pid, "VmHWM");
 }
 
 absl::StatusOr<int64_t> ResidentKib(pid_t pid) {
-  return StatusKib(pid, "VmRSS");
+  return ProcStatusNumber(pid, "VmRSS");
 }
 
 }  // namespace tailgate::experiment

@@ -36,6 +36,11 @@ absl::Status RunChaosScenario(const ExperimentConfig& config,
 absl::Status RunOverloadScenario(const ExperimentConfig& config,
                                  const std::string& tailgate);
 
+// cost: what a read costs through tailgate (and the Go gateway, with
+// --peer_gateway) against nginx direct, from an external load generator.
+absl::Status RunCostScenario(const ExperimentConfig& config,
+                             const std::string& tailgate);
+
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_SCENARIOS_H_

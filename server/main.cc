@@ -44,6 +44,7 @@
 #include "server/grpc_server.h"
 #include "server/http_door/http_door.h"
 #include "server/http_endpoints.h"
+#include "server/idle_trim.h"
 #include "server/library_logs.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -122,6 +123,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
 // long a result is reused.
 constexpr absl::Duration kDoorProbeDeadline = absl::Seconds(2);
 constexpr absl::Duration kDoorProbeInterval = absl::Seconds(1);
+constexpr absl::Duration kIdleTrimPeriod = absl::Seconds(1);
 
 // One warning per pause of a listener whose accept() failed.
 AcceptBackoff::Report AcceptFailureLog(const Logger& log,
@@ -239,6 +241,11 @@ int Run(const ServerConfig& config) {
                                  config.engine.max_response_bytes);
   rejections.WatchResponseMemory(&response_memory);
   StalledCalls stalled_calls(config.send_timeout, absl::Seconds(1));
+  // Heap memory a burst of reads freed goes back to the kernel once the
+  // reads stop for a second (idle_trim.h).
+  IdleTrim idle_trim(
+      [&engine = **engine] { return engine.Snapshot().requests; },
+      kIdleTrimPeriod);
   ReadService read_service(**engine, config.engine.timeout, gate, rejections,
                            response_memory, stalled_calls);
   AdminService admin_service(**engine, rejections);

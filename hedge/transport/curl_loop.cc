@@ -1,6 +1,7 @@
 #include "hedge/transport/curl_loop.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <pthread.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ CurlLoop::CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options)
       callbacks_(callbacks),
       multi_(curl_multi_init()),
       timer_fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)),
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       timer_spin_(options.timer_spin) {
   if (multi_ != nullptr) {
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_connections);
@@ -54,6 +56,7 @@ CurlLoop::~CurlLoop() {
   assert(!thread_.joinable());
   if (multi_ != nullptr) curl_multi_cleanup(multi_);
   if (timer_fd_ >= 0) close(timer_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 absl::Status CurlLoop::Start() {
@@ -61,6 +64,10 @@ absl::Status CurlLoop::Start() {
   if (timer_fd_ < 0) {
     return absl::InternalError(
         absl::StrCat("timerfd_create failed: ", std::strerror(errno)));
+  }
+  if (wake_fd_ < 0) {
+    return absl::InternalError(
+        absl::StrCat("eventfd failed: ", std::strerror(errno)));
   }
   thread_ = std::thread([this] {
     loop_thread_.BindToCurrentThread();
@@ -80,7 +87,12 @@ void CurlLoop::Stop() {
   thread_.join();
 }
 
-void CurlLoop::Wakeup() { curl_multi_wakeup(multi_); }
+void CurlLoop::Wakeup() {
+  const uint64_t one = 1;
+  // Fails only with EAGAIN, when the counter is about to overflow: the loop
+  // has 2^64 - 2 wake-ups unread and is being woken anyway.
+  [[maybe_unused]] const ssize_t written = write(wake_fd_, &one, sizeof(one));
+}
 
 absl::Status CurlLoop::AddTransfer(CURL* easy) {
   loop_thread_.AssertOnOwner();
@@ -148,18 +160,20 @@ bool CurlLoop::Perform() {
 }
 
 bool CurlLoop::Poll(absl::Time wake_by) {
-  curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
+  curl_waitfd waits[] = {{timer_fd_, CURL_WAIT_POLLIN, 0},
+                        {wake_fd_, CURL_WAIT_POLLIN, 0}};
   int ready = 0;
   // Fails, without waiting, if poll() itself fails (other than EINTR, which
   // libcurl reports as a timeout) or the multi handle cannot be used.
-  const CURLMcode code = curl_multi_poll(multi_, &timer_wait, 1,
+  const CURLMcode code = curl_multi_poll(multi_, waits, 2,
                                          PollTimeoutMillis(wake_by), &ready);
   if (code != CURLM_OK) {
     LogOnce(poll_error_logged_,
             absl::StrCat("curl_multi_poll: ", curl_multi_strerror(code)));
     return false;
   }
-  if (timer_wait.revents != 0) ReadTimerFd();
+  if (waits[1].revents != 0) ReadWakeFd();
+  if (waits[0].revents != 0) ReadTimerFd();
   return true;
 }
 
@@ -170,6 +184,12 @@ void CurlLoop::BackOff(absl::Time wake_by, absl::Duration backoff) {
   pollfd timer_wait{timer_fd_, POLLIN, 0};
   // A failure here (EINTR, ENOMEM) only shortens the wait.
   if (poll(&timer_wait, 1, timeout) > 0) ReadTimerFd();
+}
+
+void CurlLoop::ReadWakeFd() {
+  // One read takes every wake-up written so far (the counter resets).
+  uint64_t wakeups;
+  [[maybe_unused]] const ssize_t got = read(wake_fd_, &wakeups, sizeof(wakeups));
 }
 
 void CurlLoop::ReadTimerFd() {

@@ -3,8 +3,10 @@
 // The loop waits in curl_multi_poll on curl's sockets plus a timerfd that
 // carries the loop's own timers (hedge and deadline timers), so a timer
 // fires within microseconds of its time rather than at curl's whole
-// milliseconds. Other threads wake it with curl_multi_wakeup. It never spins
-// while idle: with no transfer and no timer it sleeps until woken.
+// milliseconds. Other threads wake it through an eventfd that it polls with
+// curl's sockets (one write to wake it, one read when it wakes: libcurl's
+// own curl_multi_wakeup costs a socket send and two receives). It never
+// spins while idle: with no transfer and no timer it sleeps until woken.
 //
 // Each iteration: Callbacks::OnWakeup (drain the owner's inbox), due timers
 // (Callbacks::OnTimer), curl_multi_perform, finished transfers
@@ -129,6 +131,7 @@ class CurlLoop {
   void BackOff(absl::Time wake_by, absl::Duration backoff)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void ReadTimerFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void ReadWakeFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   int PollTimeoutMillis(absl::Time wake_by)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // Arms the timerfd for the next timer; false (counted, the first one
@@ -138,10 +141,11 @@ class CurlLoop {
 
   Clock& clock_;
   Callbacks& callbacks_;
-  // Loop thread only, except curl_multi_wakeup (Wakeup), which libcurl
-  // allows from any thread.
+  // Loop thread only.
   CURLM* const multi_;
   const int timer_fd_;
+  // Written by Wakeup from any thread, read by the loop.
+  const int wake_fd_;
   const absl::Duration timer_spin_;
   std::thread thread_;  // Start and Stop only
   std::atomic<bool> stopping_{false};
