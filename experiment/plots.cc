@@ -226,16 +226,16 @@ absl::Status PlotSweep(const std::string& dir,
 
 absl::Status PlotTimeline(const std::string& dir, const std::string& name,
                           const std::string& title,
-                          const std::vector<TimelineSeries>& series) {
+                          const std::vector<PolicyTimeline>& policies) {
   std::vector<std::string> latency;
   std::vector<std::string> amplification;
   int color = 0;  // one colour per policy, in every panel
-  for (const TimelineSeries& one : series) {
+  for (const PolicyTimeline& one : policies) {
     if (one.chunks.empty()) continue;
     ++color;
     std::string data =
         "# first_read p99_ms hedge_delay_ms attempts_per_request\n";
-    for (const TimelineSeries::Chunk& chunk : one.chunks) {
+    for (const PolicyTimeline::Chunk& chunk : one.chunks) {
       absl::StrAppend(&data, chunk.first_read, " ",
                       Number(absl::ToDoubleMilliseconds(chunk.p99)), " ",
                       Number(absl::ToDoubleMilliseconds(chunk.hedge_delay)),

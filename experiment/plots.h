@@ -63,7 +63,7 @@ absl::Status PlotSweep(const std::string& dir,
                        const std::vector<SweepPoint>& points);
 
 // One policy's run of sequential reads, chunk by chunk.
-struct TimelineSeries {
+struct PolicyTimeline {
   std::string mode;
   struct Chunk {
     int64_t first_read = 0;  // index of the chunk's first read
@@ -79,7 +79,7 @@ struct TimelineSeries {
 // beneath; `title` heads the plot.
 absl::Status PlotTimeline(const std::string& dir, const std::string& name,
                           const std::string& title,
-                          const std::vector<TimelineSeries>& series);
+                          const std::vector<PolicyTimeline>& policies);
 
 }  // namespace tailgate::experiment
 

@@ -71,7 +71,7 @@ double AttemptsPerRead(const Checkpoint& from, const Checkpoint& to) {
 // What one policy's run measured.
 struct PolicyRun {
   std::vector<SequentialRead> reads;
-  TimelineSeries timeline;
+  PolicyTimeline timeline;
   Checkpoint start, half, end;
 };
 
@@ -134,7 +134,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
       SetupFor(config, tailgate, (*replicas)->backends());
 
   std::vector<CdfSeries> curves;
-  std::vector<TimelineSeries> timelines;
+  std::vector<PolicyTimeline> timelines;
   for (const Policy& policy : StragglerPolicies()) {
     Note(absl::StrCat(scenario, " ", policy.mode, ": ", config.requests,
                       " sequential reads after ", config.warmup,
