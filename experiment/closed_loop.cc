@@ -9,11 +9,12 @@ namespace tailgate::experiment {
 
 absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
-    const std::function<std::string(int64_t)>& path, Progress& progress) {
+    const std::function<std::string(int64_t)>& path, Progress& progress,
+    int64_t first) {
   std::vector<SequentialRead> reads;
   reads.reserve(count);
   ReadRequest request;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = first; i < first + count; ++i) {
     request.path = path(i);
     const auto start = std::chrono::steady_clock::now();
     const absl::StatusOr<ReadResponse> response = client.Read(request);

@@ -29,13 +29,15 @@ struct SequentialRead {
   bool hedged = false;             // ReadTrace.hedged
 };
 
-// Reads path(0), path(1), ..., path(count - 1) in order; the reads in the
-// same order. Any read that is not a 200 "replicated-value" stops the
+// Reads path(first), path(first + 1), ..., path(first + count - 1) in
+// order, telling `progress` first + the reads done; the reads in the same
+// order. Any read that is not a 200 "replicated-value" stops the
 // run with an error naming it: a sequential client at this load must never
 // be rejected, time out or see a wrong body.
 absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
-    const std::function<std::string(int64_t)>& path, Progress& progress);
+    const std::function<std::string(int64_t)>& path, Progress& progress,
+    int64_t first = 0);
 
 }  // namespace tailgate::experiment
 

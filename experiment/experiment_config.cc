@@ -34,6 +34,7 @@ constexpr double kMaxSendsPerPoint = 20'000'000;
 
 constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"seed", Scenario::kSeed},          {"correlated", Scenario::kCorrelated},
+    {"shifting", Scenario::kShifting},
     {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
     {"tenants", Scenario::kTenants},
@@ -141,8 +142,7 @@ absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
     if (!cpus.ok()) return Invalid("sidecar_cpus", cpus.status().message());
     return cpus;
   }
-  if (scenario != Scenario::kSeed && scenario != Scenario::kCorrelated &&
-      scenario != Scenario::kCost) {
+  if (!IsSequentialScenario(scenario) && scenario != Scenario::kCost) {
     return std::vector<int>();
   }
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
@@ -165,8 +165,7 @@ absl::Status RejectUnused(
 }
 
 absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
-  const bool straggler =
-      scenario == Scenario::kSeed || scenario == Scenario::kCorrelated;
+  const bool straggler = IsSequentialScenario(scenario);
   const bool open_loop = scenario == Scenario::kOpenLoop;
   const bool tenants = scenario == Scenario::kTenants;
   const bool paced = open_loop || scenario == Scenario::kChaos ||
@@ -295,6 +294,11 @@ absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
 
 }  // namespace
 
+bool IsSequentialScenario(Scenario scenario) {
+  return scenario == Scenario::kSeed || scenario == Scenario::kCorrelated ||
+         scenario == Scenario::kShifting;
+}
+
 const char* ScenarioName(Scenario scenario) {
   for (const auto& [name, value] : kScenarios) {
     if (value == scenario) return name;
@@ -310,6 +314,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   absl::Status status = CheckScenarioFlags(config.scenario, flags);
   if (!status.ok()) return status;
 
+  if (config.scenario == Scenario::kShifting) {
+    config.requests = kDefaultShiftingRequests;
+  }
   if (!flags.requests.empty()) {
     absl::StatusOr<int64_t> requests =
         ParseInteger("requests", flags.requests, kMinRequests, kMaxRequests,

@@ -27,6 +27,7 @@ namespace tailgate::experiment {
 enum class Scenario {
   kSeed,
   kCorrelated,
+  kShifting,
   kOpenLoop,
   kThroughput,
   kChaos,
@@ -65,7 +66,7 @@ struct RawFlags {
 
 struct ExperimentConfig {
   Scenario scenario = Scenario::kSeed;
-  // seed, correlated: measured sequential reads per policy.
+  // seed, correlated, shifting: measured sequential reads per policy.
   int64_t requests = 2000;
   // Every scenario: sequential fast reads per sidecar before measuring.
   int64_t warmup = 50;
@@ -99,6 +100,8 @@ struct ExperimentConfig {
 };
 
 inline constexpr int64_t kMinRequests = 100;
+// shifting: three phases of 1500 reads.
+inline constexpr int64_t kDefaultShiftingRequests = 4500;
 inline constexpr double kDefaultRate = 1000;
 inline constexpr double kDefaultChaosRate = 500;
 inline constexpr absl::Duration kDefaultChaosDuration = absl::Seconds(10);
@@ -116,9 +119,12 @@ inline constexpr double kDefaultSweepRates[] = {
 
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
-// "seed", "correlated", "open_loop", "throughput", "chaos", "overload",
-// "cost".
+// "seed", "correlated", "shifting", "open_loop", "throughput", "chaos",
+// "overload", "cost".
 const char* ScenarioName(Scenario scenario);
+
+// seed, correlated, shifting: one sequential client, policy after policy.
+bool IsSequentialScenario(Scenario scenario);
 
 }  // namespace tailgate::experiment
 

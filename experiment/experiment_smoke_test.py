@@ -48,7 +48,7 @@ class ExperimentSmokeTest(unittest.TestCase):
         plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "plots")
         lines = self.json_lines("--requests=100", "--plot_dir=" + plot_dir)
         self.assertEqual([line["mode"] for line in lines],
-                         ["baseline", "hedged"])
+                         ["baseline", "hedged", "auto"])
         for line in lines:
             self.assert_fields(line, ["mode", "requests", "warmup"] +
                                LATENCY_FIELDS)
@@ -74,7 +74,7 @@ class ExperimentSmokeTest(unittest.TestCase):
                              line["metrics"]["hedges"])
             self.assertEqual(line["hedged_sidecar_samples"],
                              line["hedged_samples"])
-        baseline, hedged = lines
+        baseline, hedged, learned = lines
         self.assertIsNone(baseline["hedged_p99_ms"])
         self.assertGreater(hedged["hedged_samples"], 0)
         self.assertLess(hedged["hedged_sidecar_p50_ms"],
@@ -83,8 +83,43 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertEqual(baseline["attempts_per_request"], 1.0)
         # The budget: extra attempts <= burst (4) + 0.25 * admitted.
         self.assertLessEqual(hedged["metrics"]["hedges"], 4 + 0.25 * 100)
-        self.assertTrue(
-            os.path.getsize(os.path.join(plot_dir, "seed_cdf.png")) > 0)
+        self.assertLessEqual(learned["metrics"]["hedges"], 4 + 0.25 * 100)
+        self.assertEqual(hedged["hedge_delay_ms_at_end"], 5.0)
+        # 100 reads and 50 warm-ups are enough to leave the 25 ms warm-up
+        # delay.
+        self.assertNotEqual(learned["hedge_delay_ms_at_end"], 25.0)
+        self.assertGreater(learned["hedge_delay_ms_at_end"], 0)
+        for name in ["seed_cdf.png", "seed_timeline.png"]:
+            self.assertTrue(
+                os.path.getsize(os.path.join(plot_dir, name)) > 0, name)
+
+    def assert_sequential_lines(self, lines, requests):
+        self.assertEqual([line["mode"] for line in lines],
+                         ["baseline", "hedged", "auto"])
+        for line in lines:
+            self.assert_fields(line, LATENCY_FIELDS + [
+                "adapted_" + f for f in LATENCY_FIELDS] + [
+                    "adapted_attempts_per_request", "hedge_delay_ms_at_end"])
+            self.assert_metrics(line)
+            self.assertEqual(line["samples"], requests)
+            self.assertEqual(line["adapted_samples"], requests // 2)
+            self.assertEqual(line["metrics"]["requests"], requests)
+        self.assertEqual(lines[0]["adapted_attempts_per_request"], 1.0)
+
+    def test_correlated(self):
+        self.assert_sequential_lines(
+            self.json_lines("--scenario=correlated", "--requests=100",
+                            "--warmup=10"), 100)
+
+    def test_shifting(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "shifting_plots")
+        lines = self.json_lines("--scenario=shifting", "--requests=300",
+                                "--warmup=10", "--plot_dir=" + plot_dir)
+        self.assert_sequential_lines(lines, 300)
+        for line in lines:
+            self.assertEqual(line["scenario"], "shifting")
+        self.assertTrue(os.path.getsize(
+            os.path.join(plot_dir, "shifting_timeline.png")) > 0)
 
     def test_seed_over_a_unix_socket(self):
         # A short directory of our own, so that its sockets can be seen
@@ -96,7 +131,7 @@ class ExperimentSmokeTest(unittest.TestCase):
                                     "--sidecar_cpus=any", env=env)
             self.assertEqual(os.listdir(socket_dir), [])
         self.assertEqual([line["mode"] for line in lines],
-                         ["baseline", "hedged"])
+                         ["baseline", "hedged", "auto"])
         for line in lines:
             self.assertEqual(line["sidecar_transport"], "unix")
             self.assertEqual(line["sidecar_cpus"], "any")

@@ -1,6 +1,7 @@
 // experiment: Tailgate's straggler experiment and load generators.
 //
 //   bazel run -c opt //experiment                       # the seed's experiment
+//   bazel run -c opt //experiment -- --scenario=shifting
 //   bazel run -c opt //experiment -- --scenario=open_loop --sweep
 //   bazel run -c opt //experiment -- --scenario=chaos
 //   bazel run -c opt //experiment -- --scenario=overload
@@ -34,11 +35,11 @@
 
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
-          "seed (default), correlated, open_loop, throughput, chaos, "
-          "overload, tenants or cost.");
+          "seed (default), correlated, shifting, open_loop, throughput, "
+          "chaos, overload, tenants or cost.");
 ABSL_FLAG(std::string, requests, "",
-          "seed, correlated: measured sequential reads per policy (default "
-          "2000, at least 100).");
+          "seed, correlated, shifting: measured sequential reads per policy "
+          "(default 2000; shifting 4500, in three phases; at least 100).");
 ABSL_FLAG(std::string, warmup, "",
           "Uncounted fast reads on each fresh sidecar before measuring "
           "(default 50; even).");
@@ -124,6 +125,7 @@ absl::Status RunScenario(const ExperimentConfig& config,
   switch (config.scenario) {
     case Scenario::kSeed:
     case Scenario::kCorrelated:
+    case Scenario::kShifting:
       return RunStragglerScenario(config, tailgate);
     case Scenario::kOpenLoop:
       return RunOpenLoopScenario(config, tailgate);
@@ -172,8 +174,8 @@ int main(int argc, char** argv) {
       "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
       "per policy, JSON lines on stdout.\n"
       "  experiment "
-      "[--scenario=seed|correlated|open_loop|throughput|chaos|overload|"
-      "tenants|cost] "
+      "[--scenario=seed|correlated|shifting|open_loop|throughput|chaos|"
+      "overload|tenants|cost] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

@@ -224,4 +224,57 @@ absl::Status PlotSweep(const std::string& dir,
   return absl::OkStatus();
 }
 
+absl::Status PlotTimeline(const std::string& dir, const std::string& name,
+                          const std::string& title,
+                          const std::vector<PolicyTimeline>& policies) {
+  std::vector<std::string> latency;
+  std::vector<std::string> amplification;
+  int color = 0;  // one colour per policy, in every panel
+  for (const PolicyTimeline& one : policies) {
+    if (one.chunks.empty()) continue;
+    ++color;
+    std::string data =
+        "# first_read p99_ms hedge_delay_ms attempts_per_request\n";
+    for (const PolicyTimeline::Chunk& chunk : one.chunks) {
+      absl::StrAppend(&data, chunk.first_read, " ",
+                      Number(absl::ToDoubleMilliseconds(chunk.p99)), " ",
+                      Number(absl::ToDoubleMilliseconds(chunk.hedge_delay)),
+                      " ", Number(chunk.attempts_per_request), "\n");
+    }
+    const std::string path =
+        Join(dir, absl::StrCat(name, "_timeline_", one.mode, ".dat"));
+    absl::Status written = WriteFile(path, data);
+    if (!written.ok()) return written;
+    latency.push_back(absl::StrCat("'", path,
+                                   "' using 1:2 with steps linewidth 2 "
+                                   "linecolor ",
+                                   color, " title '", one.mode, " p99'"));
+    latency.push_back(absl::StrCat("'", path,
+                                   "' using 1:3 with steps dashtype 2 "
+                                   "linecolor ",
+                                   color, " title '", one.mode,
+                                   " hedge delay'"));
+    amplification.push_back(absl::StrCat(
+        "'", path, "' using 1:4 with steps linewidth 2 linecolor ", color,
+        " title '", one.mode, "'"));
+  }
+  if (latency.empty()) return absl::OkStatus();
+  const std::string png = Join(dir, name + "_timeline.png");
+  const std::string script = Join(dir, name + "_timeline.gp");
+  absl::Status written = WriteFile(
+      script,
+      absl::StrCat(
+          "set terminal pngcairo size 960,800 noenhanced\n", "set output '",
+          png, "'\n", "set grid\n", "set multiplot layout 2,1 title '",
+          title, "'\n", "set logscale y\n",
+          "set ylabel 'ms (log scale)'\n", "set key outside right\n",
+          "plot ", absl::StrJoin(latency, ", \\\n     "), "\n",
+          "unset logscale y\n", "set xlabel 'read'\n",
+          "set ylabel 'attempts per read'\n", "set yrange [0.95:*]\n",
+          "plot ", absl::StrJoin(amplification, ", \\\n     "), "\n",
+          "unset multiplot\n"));
+  if (!written.ok()) return written;
+  return RunGnuplot(script);
+}
+
 }  // namespace tailgate::experiment

@@ -8,6 +8,8 @@
 //   open_loop_amplification.png
 //                          attempts per request vs offered load
 //   open_loop_goodput.png  ok reads per second vs offered load
+//   <name>_timeline.png    seed, correlated, shifting: per chunk of reads,
+//                          each policy's p99 and its hedge delay
 //
 // Thread safety: functions without shared state; they write files and run
 // gnuplot as a child process.
@@ -59,6 +61,25 @@ struct SweepPoint {
 // answer, so the p99 of the survivors would flatter it.
 absl::Status PlotSweep(const std::string& dir,
                        const std::vector<SweepPoint>& points);
+
+// One policy's run of sequential reads, chunk by chunk.
+struct PolicyTimeline {
+  std::string mode;
+  struct Chunk {
+    int64_t first_read = 0;  // index of the chunk's first read
+    absl::Duration p99;      // of the chunk's reads
+    absl::Duration hedge_delay;  // in force after the chunk
+    double attempts_per_request = 0;  // over the chunk
+  };
+  std::vector<Chunk> chunks;
+};
+
+// Draws DIR/<name>_timeline.png: p99 per chunk (log scale) and the hedge
+// delay in force, both against the read index, and the attempts per read
+// beneath; `title` heads the plot.
+absl::Status PlotTimeline(const std::string& dir, const std::string& name,
+                          const std::string& title,
+                          const std::vector<PolicyTimeline>& policies);
 
 }  // namespace tailgate::experiment
 

@@ -11,4 +11,15 @@ const std::vector<Policy>& ComparedPolicies() {
   return *policies;
 }
 
+const std::vector<Policy>& StragglerPolicies() {
+  static const auto* const policies = [] {
+    auto* all = new std::vector<Policy>(ComparedPolicies());
+    all->push_back({"auto",
+                    {"--hedge_delay=auto", "--hedge_fraction=0.25",
+                     "--hedge_burst=4"}});
+    return all;
+  }();
+  return *policies;
+}
+
 }  // namespace tailgate::experiment

@@ -21,6 +21,12 @@ struct Policy {
 // Baseline first, then hedged: the order of the output lines.
 const std::vector<Policy>& ComparedPolicies();
 
+// The sequential scenarios' (seed, correlated, shifting): the two above,
+// then
+//   auto  --hedge_delay=auto --hedge_fraction=0.25 --hedge_burst=4
+// hedged's budget with the delay learned instead of tuned by hand.
+const std::vector<Policy>& StragglerPolicies();
+
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_POLICIES_H_

@@ -40,10 +40,20 @@ absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id) {
                                                         : kFastDelay;
     case StragglerMix::kCorrelated:
       return slot == 0 ? kSlowDelay : kFastDelay;
+    case StragglerMix::kShifting:
+      if (slot == static_cast<uint64_t>(replica)) return kSlowDelay;
+      return (id / kShiftPhaseIds) % 3 == 1 ? kShiftedDelay : kFastDelay;
     case StragglerMix::kNone:
       break;
   }
   return absl::ZeroDuration();
+}
+
+uint64_t ShiftingReadId(int64_t index, int64_t count) {
+  const int64_t phase = index * 3 / count;
+  const int64_t phase_start = (phase * count + 2) / 3;  // first index in it
+  return static_cast<uint64_t>(phase) * kShiftPhaseIds +
+         static_cast<uint64_t>(index - phase_start + phase_start % 10);
 }
 
 std::optional<absl::Duration> DelayForTarget(StragglerMix mix,

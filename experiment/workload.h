@@ -22,6 +22,11 @@
 //                each policy;
 //   kCorrelated  both wait 40 ms when N % 10 == 0, otherwise 2 ms (hedging
 //                costs an attempt and cannot help);
+//   kShifting    kSeed's stragglers over a base that shifts with the read's
+//                phase, N / kShiftPhaseIds: 2 ms in phase 0, 8 ms in phase
+//                1, 2 ms again in phase 2 (and so on, modulo 3). A fixed
+//                hedge delay tuned for one phase is wrong for the other
+//                (ShiftingReadId spreads a run over the three phases);
 //   kNone        nobody waits (throughput).
 // Warm-up reads, GET /warmup?n=N, wait 2 ms on both replicas whatever the
 // mix (0 for kNone). Slow reads, GET /slow?n=N, wait 40 ms on both replicas
@@ -42,11 +47,25 @@
 
 namespace tailgate::experiment {
 
-enum class StragglerMix { kSeed, kSeedAnyPhase, kCorrelated, kNone };
+enum class StragglerMix {
+  kSeed,
+  kSeedAnyPhase,
+  kCorrelated,
+  kShifting,
+  kNone
+};
 
 inline constexpr absl::string_view kReplicaBody = "replicated-value";
 inline constexpr absl::Duration kSlowDelay = absl::Milliseconds(40);
 inline constexpr absl::Duration kFastDelay = absl::Milliseconds(2);
+inline constexpr absl::Duration kShiftedDelay = absl::Milliseconds(8);
+inline constexpr uint64_t kShiftPhaseIds = 1'000'000;
+
+// The id of the `index`-th of `count` reads of a kShifting run: the run's
+// thirds fall in phases 0, 1 and 2, and the id keeps the index's last
+// digit, so that the stragglers and the primaries' rotation line up as in
+// kSeed. REQUIRES: index < count <= 3 * (kShiftPhaseIds - 10).
+uint64_t ShiftingReadId(int64_t index, int64_t count);
 
 enum class ReplicaName { kA = 0, kB = 1 };
 

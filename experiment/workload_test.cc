@@ -126,5 +126,39 @@ TEST(WorkloadTest, TargetsAreParsed) {
   EXPECT_EQ(DelayForTarget(StragglerMix::kSeed, kA, "/other"), std::nullopt);
 }
 
+TEST(WorkloadTest, ShiftingBaseFollowsThePhaseStragglersDoNot) {
+  const ReplicaName kA = ReplicaName::kA;
+  const ReplicaName kB = ReplicaName::kB;
+  EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA, 12), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA, kShiftPhaseIds + 12),
+            kShiftedDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA, 2 * kShiftPhaseIds + 12),
+            kFastDelay);
+  for (uint64_t phase = 0; phase < 3; ++phase) {
+    EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA,
+                        phase * kShiftPhaseIds + 20),
+              kSlowDelay);
+    EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kB,
+                        phase * kShiftPhaseIds + 21),
+              kSlowDelay);
+  }
+}
+
+TEST(WorkloadTest, ShiftingIdsSpreadARunOverThreePhasesKeepingTheDigit) {
+  for (int64_t count : {100, 101, 4500, 4501}) {
+    int64_t per_phase[3] = {};
+    for (int64_t i = 0; i < count; ++i) {
+      const uint64_t id = ShiftingReadId(i, count);
+      EXPECT_EQ(id % 10, static_cast<uint64_t>(i % 10)) << i << "/" << count;
+      ASSERT_LT(id / kShiftPhaseIds, 3u);
+      ++per_phase[id / kShiftPhaseIds];
+    }
+    for (int64_t n : per_phase) {
+      EXPECT_GE(n, count / 3);
+      EXPECT_LE(n, count / 3 + 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tailgate::experiment

@@ -1,8 +1,9 @@
 // HedgeDelayPolicy: how long a read waits for its primary before hedging.
 //
 // The engine asks once per read, at admission. FixedHedgeDelay is the seed's
-// policy; an adaptive one (e.g. a latency quantile) plugs in through the same
-// interface and learns from ObserveLatency.
+// policy; an adaptive one (hedge/adaptive/adaptive_hedge_delay.h) plugs in
+// through the same interface and learns from ObservePrimary: every primary
+// attempt's end, answered or cut short.
 //
 // Thread safety: implementations must be safe from any thread.
 
@@ -24,8 +25,26 @@ class HedgeDelayPolicy {
   virtual absl::Duration DelayFor(
       std::optional<absl::Duration> requested) const = 0;
 
-  // The latency of a complete, successful attempt. Default: ignored.
-  virtual void ObserveLatency(absl::Duration /*latency*/) {}
+  // How a primary attempt ended.
+  enum class PrimaryEnd {
+    kAnswered,  // complete, status < 500: its latency is `elapsed`
+    // Cut short (its read was won by the hedge, cancelled or out of time)
+    // or failed: an answer would have taken more than `elapsed`.
+    kCensored,
+  };
+
+  // A primary attempt ended at `now`, `elapsed` after it started. Default:
+  // ignored.
+  virtual void ObservePrimary(absl::Time /*now*/, absl::Duration /*elapsed*/,
+                              PrimaryEnd /*end*/) {}
+
+  // The median time a primary that has run `elapsed` still needs to
+  // answer, from what the policy has observed; nullopt when it keeps no
+  // such record or has too little.
+  virtual std::optional<absl::Duration> MedianRemaining(
+      absl::Duration /*elapsed*/) const {
+    return std::nullopt;
+  }
 };
 
 // Always `delay`, unless the caller requested another.

@@ -15,8 +15,10 @@ TEST(FixedHedgeDelayTest, UsesItsDelayUnlessTheCallerChose) {
 TEST(FixedHedgeDelayTest, IgnoresObservedLatency) {
   FixedHedgeDelay policy(absl::Milliseconds(25));
   HedgeDelayPolicy& base = policy;
-  base.ObserveLatency(absl::Milliseconds(1));
+  base.ObservePrimary(absl::UnixEpoch(), absl::Milliseconds(1),
+                      HedgeDelayPolicy::PrimaryEnd::kAnswered);
   EXPECT_EQ(policy.DelayFor(std::nullopt), absl::Milliseconds(25));
+  EXPECT_EQ(base.MedianRemaining(absl::Milliseconds(1)), std::nullopt);
 }
 
 }  // namespace

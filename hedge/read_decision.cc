@@ -147,6 +147,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   CircuitBreaker& breaker = policy_.picker->breaker(done.replica);
   if (outcome == AttemptOutcome::kSuccess) {
     breaker.OnSuccess(done.ticket, now);
+    ReportHedge(/*won=*/attempt == 1);
     CancelInFlight(out, now);
     out.push_back(FinishWith(attempt));
     finished_ = true;
@@ -164,6 +165,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
 Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
   Actions out;
   if (finished_) return out;
+  ReportHedge(/*won=*/false);
   CancelInFlight(out, now, source == DeadlineSource::kSidecarTimeout);
   FinishWithError(ReadError::kDeadlineExceeded, out);
   return out;
@@ -223,6 +225,11 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
     if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
     return SkipReason::kNoRetryBudget;
   }
+  if (policy_.payoff != nullptr && !policy_.payoff->AllowHedge()) {
+    // Hedges that stopped winning: the gate holds back part of the
+    // speculative spend, counted as a want of budget.
+    return SkipReason::kNoBudget;
+  }
   if (policy_.tenant_credits != nullptr) {
     switch (policy_.tenant_credits->TryConsume(policy_.tenant_slot,
                                                *policy_.budget, now)) {
@@ -260,6 +267,14 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
 void ReadDecision::FinishWithError(ReadError error, Actions& out) {
   out.push_back(FinishWith(error));
   finished_ = true;
+}
+
+void ReadDecision::ReportHedge(bool won) {
+  if (policy_.payoff == nullptr || launched_ < 2 ||
+      attempts_[1].kind != AttemptKind::kHedge) {
+    return;
+  }
+  policy_.payoff->OnHedgeResult(won);
 }
 
 void ReadDecision::FinishAfterFailures(Actions& out) {

@@ -14,17 +14,22 @@
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
-//    an attempt permit is free and its budget yields a credit: a hedge
-//    takes one from the read's tenant's hedge credits and one from the
-//    hedge budget (TenantCredits, when the policy has them; the hedge
-//    budget alone otherwise); a fallback takes one from the
-//    retry budget only, so hedges can never leave a failed primary without
-//    its fallback. Otherwise the read goes on without it (kExtraSkipped
-//    says why). A hedge skipped at the timer leaves the decision open: if
-//    the primary then fails, the fallback is tried with the budget and
-//    capacity of that moment.
+//    an attempt permit is free and its budget yields a credit: a timer
+//    hedge must pass the payoff gate (when the read has one: hedges that
+//    stopped winning are cut toward a floor), then takes one from the
+//    read's tenant's hedge credits and one from the hedge budget
+//    (TenantCredits, when the policy has them; the hedge budget alone
+//    otherwise); a fallback takes one from the retry budget only, so
+//    hedges can never leave a failed primary without its fallback.
+//    Otherwise the read goes on without it (kExtraSkipped says why). A
+//    hedge skipped at the timer leaves the decision open: if the primary
+//    then fails, the fallback is tried with the budget and capacity of
+//    that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
-//    flight is cancelled before the read finishes.
+//    flight is cancelled before the read finishes. A read whose timer hedge
+//    was launched tells the payoff gate whether the hedge won; so does one
+//    whose deadline came first (a loss). A caller's cancel, and both
+//    attempts failing, tell it nothing.
 //  - When no attempt is left in flight and none succeeded: the most recent
 //    kServerError is forwarded (finish with that attempt); else kTooLarge if
 //    an attempt was over the size limit; else kUpstreamFailure.
@@ -51,6 +56,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
+#include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
@@ -134,6 +140,7 @@ struct ReadPolicy {
   // and the read's tenant's slot in it.
   TenantCredits* tenant_credits = nullptr;
   int tenant_slot = 0;
+  HedgePayoff* payoff = nullptr;  // none: every timer hedge may ask
 };
 
 struct ReadOptions {
@@ -185,6 +192,8 @@ class ReadDecision {
   // than being cancelled.
   void CancelInFlight(Actions& out, absl::Time now, bool timed_out = false);
   void FinishWithError(ReadError error, Actions& out);
+  // Tells the payoff gate how a launched timer hedge did.
+  void ReportHedge(bool won);
   void FinishAfterFailures(Actions& out);
   int InFlight() const;
 

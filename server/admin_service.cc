@@ -25,6 +25,12 @@ grpc::ServerUnaryReactor* FinishOk(grpc::CallbackServerContext* context) {
   return reactor;
 }
 
+void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  out->set_seconds(nanos / 1'000'000'000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
+}
+
 void FillStats(const hedge::EngineSnapshot& engine,
                const RejectionSnapshot& rejections,
                const ReloadSnapshot& reloads,
@@ -81,10 +87,19 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_retry_credits(upstream.retry_credits);
     stats->set_dns_refresh_failures(upstream.dns_refresh_failures);
     stats->set_replicas(upstream.replicas);
-    const int64_t nanos = absl::ToInt64Nanoseconds(upstream.hedge_delay);
-    stats->mutable_hedge_delay()->set_seconds(nanos / 1'000'000'000);
-    stats->mutable_hedge_delay()->set_nanos(
-        static_cast<int32_t>(nanos % 1'000'000'000));
+    SetDuration(upstream.hedge_delay, stats->mutable_hedge_delay());
+    stats->set_timer_hedges(upstream.timer_hedges);
+    stats->set_timer_hedge_wins(upstream.timer_hedge_wins);
+    stats->set_hedge_win_ratio(upstream.hedge_win_ratio);
+    stats->set_hedge_spend(upstream.hedge_spend);
+    stats->set_hedges_held_back(upstream.hedges_held_back);
+    stats->set_loser_bytes(upstream.loser_bytes);
+    stats->set_losers_released(upstream.losers_released);
+    SetDuration(upstream.loser_release_total,
+                stats->mutable_loser_release_total());
+    SetDuration(absl::Seconds(upstream.latency_saved.sum_seconds),
+                stats->mutable_latency_saved_total());
+    stats->set_hedge_delay_auto(upstream.hedge_delay_auto);
   }
 }
 

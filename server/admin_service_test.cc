@@ -91,6 +91,16 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   profiles.hedge_credits = 0.75;
   profiles.retry_credits = 98.5;
   profiles.hedge_delay = absl::Microseconds(1500);
+  profiles.hedge_delay_auto = true;
+  profiles.timer_hedges = 9;
+  profiles.timer_hedge_wins = 8;
+  profiles.hedge_win_ratio = 0.75;
+  profiles.hedge_spend = 0.25;
+  profiles.hedges_held_back = 4;
+  profiles.loser_bytes = 1234;
+  profiles.losers_released = 6;
+  profiles.loser_release_total = absl::Seconds(2) + absl::Microseconds(300);
+  profiles.latency_saved.sum_seconds = 0.5;
   engine.upstreams = {hedge::UpstreamSnapshot(), profiles};
   engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
                      Replica("http://c:3", hedge::CircuitState::kHalfOpen)};
@@ -135,6 +145,19 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_DOUBLE_EQ(named.retry_credits(), 98.5);
   EXPECT_EQ(named.hedge_delay().seconds(), 0);
   EXPECT_EQ(named.hedge_delay().nanos(), 1'500'000);
+  EXPECT_TRUE(named.hedge_delay_auto());
+  EXPECT_FALSE(stats.upstreams(0).hedge_delay_auto());
+  EXPECT_EQ(named.timer_hedges(), 9u);
+  EXPECT_EQ(named.timer_hedge_wins(), 8u);
+  EXPECT_DOUBLE_EQ(named.hedge_win_ratio(), 0.75);
+  EXPECT_DOUBLE_EQ(named.hedge_spend(), 0.25);
+  EXPECT_EQ(named.hedges_held_back(), 4u);
+  EXPECT_EQ(named.loser_bytes(), 1234u);
+  EXPECT_EQ(named.losers_released(), 6u);
+  EXPECT_EQ(named.loser_release_total().seconds(), 2);
+  EXPECT_EQ(named.loser_release_total().nanos(), 300'000);
+  EXPECT_EQ(named.latency_saved_total().seconds(), 0);
+  EXPECT_EQ(named.latency_saved_total().nanos(), 500'000'000);
   ASSERT_EQ(stats.tenants_size(), 2);
   EXPECT_EQ(stats.tenants(0).name(), "");
   EXPECT_EQ(stats.tenants(0).requests(), 3u);

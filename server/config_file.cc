@@ -171,6 +171,12 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   if (!file.hedge_delay().empty()) {
     set("hedge_delay", file.hedge_delay(), raw.hedge_delay);
   }
+  if (!file.hedge_delay_min().empty()) {
+    set("hedge_delay_min", file.hedge_delay_min(), raw.hedge_delay_min);
+  }
+  if (!file.hedge_delay_max().empty()) {
+    set("hedge_delay_max", file.hedge_delay_max(), raw.hedge_delay_max);
+  }
   if (file.has_hedge_fraction()) {
     set("hedge_fraction", Number(file.hedge_fraction()), raw.hedge_fraction);
   }

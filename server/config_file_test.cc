@@ -236,6 +236,42 @@ TEST(ConfigFileTest, AFlagsDefaultThatFailsInAnUpstreamNamesBoth) {
             "--hedge_delay): must be less than timeout (1s), got 2s");
 }
 
+TEST(ConfigFileTest, AnUpstreamMayLearnItsHedgeDelay) {
+  absl::StatusOr<ServerConfig> config =
+      Load("upstreams {\n  name: \"a\"\n  replicas: \"http://127.0.0.1:1\"\n"
+           "  hedge_delay: \"auto\"\n  hedge_delay_min: \"2ms\"\n"
+           "  hedge_delay_max: \"50ms\"\n}\n"
+           "upstreams {\n  name: \"b\"\n  replicas: \"http://127.0.0.1:2\"\n}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const hedge::UpstreamConfig& a = config->engine.upstreams[0];
+  EXPECT_TRUE(a.adaptive_delay.enabled);
+  EXPECT_EQ(a.adaptive_delay.min, absl::Milliseconds(2));
+  EXPECT_EQ(a.adaptive_delay.max, absl::Milliseconds(50));
+  EXPECT_FALSE(config->engine.upstreams[1].adaptive_delay.enabled);
+
+  // --hedge_delay=auto is the default of sets without their own; a set's
+  // own duration beats it.
+  RawFlags flags;
+  flags.hedge_delay = "auto";
+  config = Load("upstreams {\n  name: \"a\"\n  replicas: "
+                "\"http://127.0.0.1:1\"\n  hedge_delay: \"7ms\"\n}\n"
+                "upstreams {\n  name: \"b\"\n  replicas: "
+                "\"http://127.0.0.1:2\"\n}\n",
+                flags, Given({"hedge_delay"}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->engine.upstreams[0].adaptive_delay.enabled);
+  EXPECT_EQ(config->engine.upstreams[0].hedge_delay, absl::Milliseconds(7));
+  EXPECT_TRUE(config->engine.upstreams[1].adaptive_delay.enabled);
+}
+
+TEST(ConfigFileTest, BadAdaptiveBoundNamesItsPlaceAndField) {
+  EXPECT_EQ(ErrorOf("upstreams {\n  name: \"a\"\n  replicas: "
+                    "\"http://127.0.0.1:1\"\n  hedge_delay: \"auto\"\n"
+                    "  hedge_delay_max: \"2s\"\n}\n"),
+            "sidecar.textproto:5:3: upstreams.a.hedge_delay_max: must be less "
+            "than timeout (1s), got 2s");
+}
+
 TEST(ConfigFileTest, BadReplicaNamesItsEntry) {
   const std::string error =
       ErrorOf("upstreams {\n  name: \"a\"\n  replicas: "

@@ -33,6 +33,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -74,6 +75,16 @@ std::string Backends(const hedge::UpstreamConfig& upstream) {
   return absl::StrJoin(backends, ",");
 }
 
+// "25ms", or "auto" with its bounds: "auto(1ms..200ms)".
+std::string HedgeDelayText(const hedge::UpstreamConfig& upstream) {
+  if (!upstream.adaptive_delay.enabled) {
+    return absl::FormatDuration(upstream.hedge_delay);
+  }
+  return absl::StrCat("auto(", absl::FormatDuration(upstream.adaptive_delay.min),
+                      "..", absl::FormatDuration(upstream.adaptive_delay.max),
+                      ")");
+}
+
 // The start line shows the first replica set's policy (the only one
 // without --config); with more than one, each has an event=upstream line.
 void LogStart(Logger& log, const ServerConfig& config) {
@@ -81,7 +92,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
   log.Info(
       "start",
       {{"backends", Backends(upstream)},
-       {"hedge_delay", upstream.hedge_delay},
+       {"hedge_delay", HedgeDelayText(upstream)},
        {"hedge_fraction", upstream.budget.fraction},
        {"hedge_burst", upstream.budget.burst},
        {"retry_fraction", upstream.retry.fraction},
@@ -108,7 +119,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
     log.Info("upstream",
              {{"name", set.name},
               {"backends", Backends(set)},
-              {"hedge_delay", set.hedge_delay},
+              {"hedge_delay", HedgeDelayText(set)},
               {"hedge_fraction", set.budget.fraction},
               {"hedge_burst", set.budget.burst},
               {"retry_fraction", set.retry.fraction},

@@ -111,6 +111,72 @@ MetricFamily PerReplica(const char* name, const char* help, MetricType type,
   return family;
 }
 
+// The hedge accounting, per upstream (engine_snapshot.h defines each).
+void AddHedgeAccounting(const hedge::EngineSnapshot& engine,
+                        std::vector<MetricFamily>& families) {
+  using hedge::UpstreamSnapshot;
+  families.push_back(PerUpstream(
+      "tailgate_hedge_delay_seconds",
+      "The hedge delay in force now (learned with --hedge_delay=auto), by "
+      "upstream.",
+      MetricType::Gauge, engine, [](const UpstreamSnapshot& u) {
+        return Gauge(absl::ToDoubleSeconds(u.hedge_delay));
+      }));
+  families.push_back(PerUpstream(
+      "tailgate_timer_hedges_total",
+      "Timer hedges launched (failure fallbacks excluded), by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.timer_hedges); }));
+  families.push_back(PerUpstream(
+      "tailgate_timer_hedge_wins_total",
+      "Reads answered by their timer hedge with a status under 500, by "
+      "upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.timer_hedge_wins); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_win_ratio",
+      "Recent share of timer hedges that won (about the last 16), by "
+      "upstream.",
+      MetricType::Gauge, engine,
+      [](const UpstreamSnapshot& u) { return Gauge(u.hedge_win_ratio); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_spend_ratio",
+      "Share of wanted timer hedges allowed to ask the budget now: cut "
+      "toward 0.1 while hedges stop winning, by upstream.",
+      MetricType::Gauge, engine,
+      [](const UpstreamSnapshot& u) { return Gauge(u.hedge_spend); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedges_held_back_total",
+      "Timer hedges held back because hedges stopped winning, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.hedges_held_back); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_loser_bytes_total",
+      "Response bytes received by attempts cancelled because the other one "
+      "answered, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.loser_bytes); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_losers_released_total",
+      "Attempts cancelled because the other one answered, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.losers_released); }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_loser_release_seconds_total",
+      "Time from the winner's answer to each loser's transfer being removed "
+      "(its connection closed), summed, by upstream.",
+      MetricType::Counter, engine, [](const UpstreamSnapshot& u) {
+        return Counter(absl::ToDoubleSeconds(u.loser_release_total));
+      }));
+  families.push_back(PerUpstream(
+      "tailgate_hedge_latency_saved_seconds",
+      "Per timer-hedge win, the latency it saved: the median time a primary "
+      "that had run as long as the cancelled one still needed (estimated "
+      "from the upstream's primary latencies), by upstream.",
+      MetricType::Histogram, engine,
+      [](const UpstreamSnapshot& u) { return Histogram(u.latency_saved); }));
+}
+
 }  // namespace
 
 double Amplification(const hedge::EngineSnapshot& engine) {
@@ -262,12 +328,7 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       "budget).",
       MetricType::Gauge, engine,
       [](const hedge::UpstreamSnapshot& u) { return Gauge(u.retry_credits); }));
-  families.push_back(PerUpstream(
-      "tailgate_upstream_hedge_delay_seconds",
-      "The hedge delay in force now, by upstream.", MetricType::Gauge, engine,
-      [](const hedge::UpstreamSnapshot& u) {
-        return Gauge(absl::ToDoubleSeconds(u.hedge_delay));
-      }));
+  AddHedgeAccounting(engine, families);
 
   families.push_back(PerTenant(
       "tailgate_tenant_requests_total", "Reads admitted, by tenant.",

@@ -225,6 +225,21 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
   profiles.hedge_credits = 0.5;
   profiles.retry_credits = 99.25;
   profiles.hedge_delay = absl::Milliseconds(10);
+  profiles.timer_hedges = 9;
+  profiles.timer_hedge_wins = 8;
+  profiles.hedge_win_ratio = 0.75;
+  profiles.hedge_spend = 0.25;
+  profiles.hedges_held_back = 4;
+  profiles.loser_bytes = 1234;
+  profiles.losers_released = 6;
+  profiles.loser_release_total = absl::Microseconds(300);
+  profiles.latency_saved.bounds_seconds =
+      hedge::LatencyHistogram::BoundsSeconds();
+  profiles.latency_saved.counts.assign(
+      hedge::LatencyHistogram::BoundsSeconds().size() + 1, 0);
+  profiles.latency_saved.counts.back() = 3;
+  profiles.latency_saved.count = 3;
+  profiles.latency_saved.sum_seconds = 9;
   engine.upstreams = {defaults, profiles};
   const std::string text = RenderMetrics(engine, {});
   for (const char* line : {
@@ -240,8 +255,20 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
            "tailgate_upstream_hedge_wins_total{upstream=\"profiles\"} 1",
            "tailgate_upstream_hedge_credits{upstream=\"profiles\"} 0.5",
            "tailgate_upstream_retry_credits{upstream=\"profiles\"} 99.25",
-           "tailgate_upstream_hedge_delay_seconds{upstream=\"profiles\"} "
+           "tailgate_hedge_delay_seconds{upstream=\"profiles\"} "
            "0.01",
+           "tailgate_timer_hedges_total{upstream=\"profiles\"} 9",
+           "tailgate_timer_hedge_wins_total{upstream=\"profiles\"} 8",
+           "tailgate_hedge_win_ratio{upstream=\"profiles\"} 0.75",
+           "tailgate_hedge_spend_ratio{upstream=\"profiles\"} 0.25",
+           "tailgate_hedges_held_back_total{upstream=\"profiles\"} 4",
+           "tailgate_hedge_loser_bytes_total{upstream=\"profiles\"} 1234",
+           "tailgate_hedge_losers_released_total{upstream=\"profiles\"} 6",
+           "tailgate_hedge_loser_release_seconds_total{upstream="
+           "\"profiles\"} 0.0003",
+           "tailgate_hedge_latency_saved_seconds_count{upstream="
+           "\"profiles\"} 3",
+           "tailgate_hedge_latency_saved_seconds_sum{upstream=\"profiles\"} 9",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }

@@ -27,9 +27,10 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "--max_streams_per_connection, --max_grpc_memory_bytes, "
           "--max_connections, --send_timeout, --drain_timeout, "
           "--tenant_share; and --backends replaces the replicas of the "
-          "default set (upstream \"\"). --hedge_delay, --hedge_fraction, "
-          "--hedge_burst, --retry_fraction, --retry_per_second, "
-          "--retry_window, --tenant_share (its hedge part), "
+          "default set (upstream \"\"). --hedge_delay, --hedge_delay_min, "
+          "--hedge_delay_max, --hedge_fraction, --hedge_burst, "
+          "--retry_fraction, --retry_per_second, --retry_window, "
+          "--tenant_share (its hedge part), "
           "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
           "and --ca_file are the defaults of upstreams that leave them out. "
           "Reload: SIGHUP, or a change of the file (its directory is "
@@ -53,7 +54,18 @@ ABSL_FLAG(std::string, metrics_listen,
           tailgate::server::RawFlags().metrics_listen,
           "HTTP address (host:port) for /metrics, /healthz and /readyz.");
 ABSL_FLAG(std::string, hedge_delay, tailgate::server::RawFlags().hedge_delay,
-          "Wait this long for the primary before hedging (> 0, < --timeout).");
+          "Wait this long for the primary before hedging (> 0, < --timeout), "
+          "or auto: learn it per upstream from its primaries' latencies "
+          "(max of their (1 - 0.9 * hedge_fraction)-quantile and 1.5 times "
+          "their median, over the last 4 s), within --hedge_delay_min and "
+          "--hedge_delay_max; 25ms until 100 primaries have been seen.");
+ABSL_FLAG(std::string, hedge_delay_min,
+          tailgate::server::RawFlags().hedge_delay_min,
+          "With --hedge_delay=auto: the least the learned delay may be (> 0).");
+ABSL_FLAG(std::string, hedge_delay_max,
+          tailgate::server::RawFlags().hedge_delay_max,
+          "With --hedge_delay=auto: the most the learned delay may be "
+          "(>= --hedge_delay_min, < --timeout).");
 ABSL_FLAG(std::string, hedge_fraction,
           tailgate::server::RawFlags().hedge_fraction,
           "Hedge credit earned per admitted read, in [0, 1]; 0 disables "
@@ -252,6 +264,8 @@ constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
     {"upstreams", "backends"},
     {"replicas", "backends"},
     {"hedge_delay", "hedge_delay"},
+    {"hedge_delay_min", "hedge_delay_min"},
+    {"hedge_delay_max", "hedge_delay_max"},
     {"hedge_fraction", "hedge_fraction"},
     {"hedge_burst", "hedge_burst"},
     {"retry_fraction", "retry_fraction"},
@@ -283,6 +297,16 @@ absl::string_view FlagOfField(absl::string_view field) {
   return "";
 }
 
+// A hedge delay as text: "auto" turns the adaptive delay on (the fixed
+// delay keeps its value, unused); a duration turns it off.
+void SetHedgeDelay(FlagReader& reader, absl::string_view key,
+                   const std::string& text, hedge::UpstreamConfig& upstream) {
+  upstream.adaptive_delay.enabled = text == "auto";
+  if (!upstream.adaptive_delay.enabled) {
+    upstream.hedge_delay = reader.Duration(key, text);
+  }
+}
+
 // The policy of a replica set that sets none of its own: the flags'.
 // Parsed by a reader of its own, so that an error names the flag even
 // when the default set in the file sets the field of the same key.
@@ -290,7 +314,11 @@ hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
                                        const RawFlags& flags) {
   FlagReader flag_only(nullptr);
   hedge::UpstreamConfig upstream;
-  upstream.hedge_delay = flag_only.Duration("hedge_delay", flags.hedge_delay);
+  SetHedgeDelay(flag_only, "hedge_delay", flags.hedge_delay, upstream);
+  upstream.adaptive_delay.min =
+      flag_only.Duration("hedge_delay_min", flags.hedge_delay_min);
+  upstream.adaptive_delay.max =
+      flag_only.Duration("hedge_delay_max", flags.hedge_delay_max);
   upstream.budget.fraction =
       flag_only.Number("hedge_fraction", flags.hedge_fraction);
   upstream.budget.burst = flag_only.Number("hedge_burst", flags.hedge_burst);
@@ -329,7 +357,15 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
       reader.Take(replicas_key, hygiene::ParseReplicaList(raw.replicas),
                   std::vector<hygiene::ReplicaUrl>());
   if (!raw.hedge_delay.empty()) {
-    upstream.hedge_delay = reader.Duration(key("hedge_delay"), raw.hedge_delay);
+    SetHedgeDelay(reader, key("hedge_delay"), raw.hedge_delay, upstream);
+  }
+  if (!raw.hedge_delay_min.empty()) {
+    upstream.adaptive_delay.min =
+        reader.Duration(key("hedge_delay_min"), raw.hedge_delay_min);
+  }
+  if (!raw.hedge_delay_max.empty()) {
+    upstream.adaptive_delay.max =
+        reader.Duration(key("hedge_delay_max"), raw.hedge_delay_max);
   }
   if (!raw.hedge_fraction.empty()) {
     upstream.budget.fraction =
@@ -597,6 +633,8 @@ RawFlags RawFlagsFromCommandLine() {
   flags.admin = absl::GetFlag(FLAGS_admin);
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   flags.hedge_delay = absl::GetFlag(FLAGS_hedge_delay);
+  flags.hedge_delay_min = absl::GetFlag(FLAGS_hedge_delay_min);
+  flags.hedge_delay_max = absl::GetFlag(FLAGS_hedge_delay_max);
   flags.hedge_fraction = absl::GetFlag(FLAGS_hedge_fraction);
   flags.hedge_burst = absl::GetFlag(FLAGS_hedge_burst);
   flags.retry_fraction = absl::GetFlag(FLAGS_retry_fraction);

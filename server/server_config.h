@@ -47,6 +47,8 @@ struct RawUpstream {
   std::string name;      // "" is the default set
   std::string replicas;  // comma-separated, like --backends
   std::string hedge_delay;
+  std::string hedge_delay_min;
+  std::string hedge_delay_max;
   std::string hedge_fraction;
   std::string hedge_burst;
   std::string retry_fraction;
@@ -75,7 +77,9 @@ struct RawFlags {
   std::string listen = "127.0.0.1:8080";
   std::string admin = "127.0.0.1:9090";
   std::string metrics_listen = "127.0.0.1:9464";
-  std::string hedge_delay = "25ms";
+  std::string hedge_delay = "25ms";  // or "auto"
+  std::string hedge_delay_min = "1ms";
+  std::string hedge_delay_max = "200ms";
   std::string hedge_fraction = "0.1";
   std::string hedge_burst = "2";
   std::string retry_fraction = "0.2";

@@ -175,6 +175,44 @@ TEST(ServerConfigTest, HedgeDelayEdges) {
       absl::StartsWith(ErrorOf(flags), "--hedge_delay: want a duration"));
 }
 
+TEST(ServerConfigTest, HedgeDelayAutoAndItsBounds) {
+  RawFlags flags = Valid();
+  flags.hedge_delay = "auto";
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const hedge::UpstreamConfig& upstream = config->engine.upstreams[0];
+  EXPECT_TRUE(upstream.adaptive_delay.enabled);
+  EXPECT_EQ(upstream.adaptive_delay.min, absl::Milliseconds(1));
+  EXPECT_EQ(upstream.adaptive_delay.max, absl::Milliseconds(200));
+
+  flags.hedge_delay_min = "0";
+  EXPECT_EQ(ErrorOf(flags), "--hedge_delay_min: must be positive, got 0");
+  flags.hedge_delay_min = "5ms";
+  flags.hedge_delay_max = "4ms";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_delay_max: must be at least hedge_delay_min (5ms), got "
+            "4ms");
+  flags.hedge_delay_max = "5ms";  // min == max: a fixed delay, learned
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_delay_max = "1s";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_delay_max: must be less than timeout (1s), got 1s");
+  flags.hedge_delay_max = "999ms";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_delay_max = "much";
+  EXPECT_EQ(ErrorOf(flags),
+            "--hedge_delay_max: want a duration such as 250ms or 1s, got "
+            "\"much\"");
+
+  // Bounds are only checked when they are used.
+  flags.hedge_delay = "5ms";
+  flags.hedge_delay_max = "1s";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+  flags.hedge_delay = "Auto";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--hedge_delay: want a duration"));
+}
+
 TEST(ServerConfigTest, HedgeFractionEdges) {
   RawFlags flags = Valid();
   for (const char* ok : {"0", "1", "0.5"}) {

@@ -97,6 +97,19 @@ absl::Status ValidateUpstream(const UpstreamConfig& upstream,
                                    absl::FormatDuration(timeout), "), got ",
                                    absl::FormatDuration(upstream.hedge_delay)));
   }
+  if (upstream.adaptive_delay.enabled) {
+    if (absl::Status s = ValidateAdaptiveDelayConfig(upstream.adaptive_delay);
+        !s.ok()) {
+      return s;
+    }
+    if (upstream.adaptive_delay.max >= timeout) {
+      return FieldError(
+          "hedge_delay_max",
+          absl::StrCat("must be less than timeout (",
+                       absl::FormatDuration(timeout), "), got ",
+                       absl::FormatDuration(upstream.adaptive_delay.max)));
+    }
+  }
   if (upstream.preconnect < 0 || upstream.preconnect > kMaxPreconnect) {
     return FieldError("preconnect",
                       absl::StrCat("must be in [0, ", kMaxPreconnect, "], got ",

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
@@ -47,10 +48,13 @@ struct UpstreamConfig {
   HedgeBudgetConfig budget;  // timer hedges
   RetryBudgetConfig retry;   // failure fallbacks
   CircuitConfig circuit;
+  // The delay before a hedge; with adaptive_delay.enabled, the delay is
+  // learned from the upstream's primaries instead (adaptive_hedge_delay.h).
   absl::Duration hedge_delay = absl::Milliseconds(25);
   // The share of this set's hedge budget (its burst and its fraction) one
   // tenant may spend: see hedge/tenant_table.h. In (0, 1].
   double tenant_share = 1;
+  AdaptiveDelayConfig adaptive_delay;
   HttpVersion http_version = HttpVersion::kHttp1;
   std::string ca_file;  // for https replicas; "" = system CAs
   // TCP connections kept open ahead of need per replica address, so an
@@ -102,7 +106,8 @@ inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 
 // Checks every field, the policy objects' settings included. The first
 // problem found is returned as a FieldError (field_error.h) naming the
-// field: `replicas`, `hedge_delay`, `hedge_fraction`, `hedge_burst`,
+// field: `replicas`, `hedge_delay`, `hedge_delay_min` and `hedge_delay_max`
+// (checked when the adaptive delay is on), `hedge_fraction`, `hedge_burst`,
 // `retry_fraction`, `retry_per_second`, `retry_window`, `tenant_share`,
 // `failure_threshold`, `cooldown`, `preconnect`, `timeout`,
 // `max_response_bytes`, `max_requests`, `refresh_interval`, `upstreams`

@@ -83,6 +83,27 @@ TEST(EngineConfigTest, HedgeDelayMustBePositiveAndUnderTheTimeout) {
   EXPECT_EQ(BadField(config), "hedge_delay");
 }
 
+TEST(EngineConfigTest, AdaptiveDelayBoundsAreCheckedWhenItIsOn) {
+  EngineConfig config = Valid();
+  config.timeout = absl::Seconds(1);
+  UpstreamConfig& upstream = config.upstreams[0];
+  upstream.adaptive_delay.min = absl::ZeroDuration();
+  upstream.adaptive_delay.max = absl::Seconds(1);
+  EXPECT_EQ(BadField(config), "");  // off: not used, not checked
+  upstream.adaptive_delay.enabled = true;
+  EXPECT_EQ(BadField(config), "hedge_delay_min");
+  upstream.adaptive_delay.min = absl::Nanoseconds(1);
+  EXPECT_EQ(BadField(config), "hedge_delay_max");
+  EXPECT_EQ(ErrorProblem(ValidateEngineConfig(config)),
+            "must be less than timeout (1s), got 1s");
+  upstream.adaptive_delay.max = absl::Seconds(1) - absl::Nanoseconds(1);
+  EXPECT_EQ(BadField(config), "");
+  upstream.adaptive_delay.min = upstream.adaptive_delay.max;
+  EXPECT_EQ(BadField(config), "");
+  upstream.adaptive_delay.min += absl::Nanoseconds(1);
+  EXPECT_EQ(BadField(config), "hedge_delay_max");
+}
+
 TEST(EngineConfigTest, PreconnectIsCheckedAtBothEdges) {
   EngineConfig config = Valid();
   for (int ok : {0, kMaxPreconnect}) {

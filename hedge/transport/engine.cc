@@ -100,6 +100,9 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void Finish(Read& read, const Action& action)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // The read's timer hedge answered it: the hedge accounting.
+  void CountTimerHedgeWin(Read& read, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
   void Start(std::unique_ptr<Read> read, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
@@ -284,8 +287,13 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   if (outcome != AttemptOutcome::kSuccess) {
     CountFailure(read.upstream, read.replica(slot->index));
     read.upstream.warm().ForgetPeerOf(easy);
-  } else {
-    read.upstream.delay().ObserveLatency(now - slot->started);
+  }
+  if (slot->index == 0) {
+    read.upstream.delay().ObservePrimary(
+        now, now - slot->started,
+        outcome == AttemptOutcome::kSuccess
+            ? HedgeDelayPolicy::PrimaryEnd::kAnswered
+            : HedgeDelayPolicy::PrimaryEnd::kCensored);
   }
   Uncount(replica);
   // The slot keeps the response until Finish takes it or the read ends.
@@ -391,6 +399,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
     Bump(upstream.totals().hedges);
     Bump(tenant_counters_[read.tenant].hedges);
   }
+  if (action.kind == AttemptKind::kHedge) Bump(upstream.totals().timer_hedges);
   if (!slot->http.Prepare(request, upstream.attempt_limits(), slot).ok() ||
       !loop_.AddTransfer(slot->http.handle()).ok()) {
     CountFailure(upstream, action.replica);
@@ -410,7 +419,14 @@ void EngineImpl::CancelAttempt(Read& read, const Action& action) {
     CountFailure(read.upstream, read.replica(action.attempt));
     if (slot != nullptr) read.upstream.warm().ForgetPeerOf(slot->http.handle());
   }
-  if (slot != nullptr) Uncount(read.counters(action.attempt));
+  if (slot == nullptr) return;
+  Uncount(read.counters(action.attempt));
+  if (action.attempt == 0) {
+    // Cut short: an answer would have taken longer than this.
+    const absl::Time now = clock_.Now();
+    read.upstream.delay().ObservePrimary(
+        now, now - slot->started, HedgeDelayPolicy::PrimaryEnd::kCensored);
+  }
 }
 
 void EngineImpl::Finish(Read& read, const Action& action) {
@@ -422,6 +438,9 @@ void EngineImpl::Finish(Read& read, const Action& action) {
       Bump(counters_.hedge_wins);
       Bump(read.upstream.totals().hedge_wins);
       Bump(tenant_counters_[read.tenant].hedge_wins);
+      if (read.decision.kind(action.attempt) == AttemptKind::kHedge) {
+        CountTimerHedgeWin(read, now);
+      }
     }
     result = std::move(response);
   } else {
@@ -449,11 +468,35 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   done(std::move(result));
   // Only now close the losers still transferring (already uncounted by
   // Cancel): the answer does not wait for their connections' teardown.
+  UpstreamCounters& totals = owned->upstream.totals();
   for (AttemptSlot*& slot : owned->slots) {
     if (slot == nullptr) continue;
+    const bool loser = action.attempt >= 0 && slot->in_multi;
+    if (loser) {
+      Bump(totals.loser_bytes,
+           static_cast<uint64_t>(slot->http.bytes_received()));
+    }
     Detach(slot);
+    if (loser) {
+      Bump(totals.losers_released);
+      Bump(totals.loser_release_nanos,
+           absl::ToInt64Nanoseconds(clock_.Now() - now));
+    }
     slots_.Release(std::exchange(slot, nullptr));
   }
+}
+
+void EngineImpl::CountTimerHedgeWin(Read& read, absl::Time now) {
+  UpstreamCounters& totals = read.upstream.totals();
+  Bump(totals.timer_hedge_wins);
+  // The primary, cancelled, had run this long (its slot is released only
+  // after this).
+  const AttemptSlot* primary = read.slots[0];
+  const absl::Time started =
+      primary != nullptr ? primary->started : read.admitted;
+  const std::optional<absl::Duration> saved =
+      read.upstream.delay().MedianRemaining(now - started);
+  if (saved.has_value()) totals.latency_saved.Record(*saved);
 }
 
 void EngineImpl::CountFailure(Upstream& upstream, size_t replica) {

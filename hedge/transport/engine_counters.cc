@@ -62,4 +62,17 @@ void EngineCounters::CopyTo(EngineSnapshot& s) const {
   s.request_duration = request_duration.Snapshot();
 }
 
+void UpstreamCounters::CopyTo(UpstreamSnapshot& upstream) const {
+  upstream.requests = requests.load(std::memory_order_relaxed);
+  upstream.hedges = hedges.load(std::memory_order_relaxed);
+  upstream.hedge_wins = hedge_wins.load(std::memory_order_relaxed);
+  upstream.timer_hedges = timer_hedges.load(std::memory_order_relaxed);
+  upstream.timer_hedge_wins = timer_hedge_wins.load(std::memory_order_relaxed);
+  upstream.loser_bytes = loser_bytes.load(std::memory_order_relaxed);
+  upstream.losers_released = losers_released.load(std::memory_order_relaxed);
+  upstream.loser_release_total =
+      absl::Nanoseconds(loser_release_nanos.load(std::memory_order_relaxed));
+  upstream.latency_saved = latency_saved.Snapshot();
+}
+
 }  // namespace tailgate::hedge::transport

@@ -31,11 +31,22 @@ struct ReplicaCounters {
   void CopyTo(ReplicaSnapshot& replica) const;
 };
 
-// One upstream's read totals (its replicas have their own counters).
+// One upstream's read totals and hedge accounting (its replicas have their
+// own counters); UpstreamSnapshot says what each means.
 struct UpstreamCounters {
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> hedges{0};
   std::atomic<uint64_t> hedge_wins{0};
+  std::atomic<uint64_t> timer_hedges{0};
+  std::atomic<uint64_t> timer_hedge_wins{0};
+  std::atomic<uint64_t> loser_bytes{0};
+  std::atomic<uint64_t> losers_released{0};
+  std::atomic<int64_t> loser_release_nanos{0};
+  LatencyHistogram latency_saved;
+
+  // Copies the counters into `upstream` (its policy values are the
+  // caller's).
+  void CopyTo(UpstreamSnapshot& upstream) const;
 };
 
 // One tenant slot's counters (hedge/tenant_table.h).

@@ -40,6 +40,32 @@ struct UpstreamSnapshot {
   absl::Duration hedge_delay;  // the delay a read without its own gets now
   uint64_t replicas = 0;       // in the current set (resolved names expanded)
   uint64_t dns_refresh_failures = 0;  // failed or empty lookups of its names
+  bool hedge_delay_auto = false;  // learned (--hedge_delay=auto) or fixed
+
+  // Hedge accounting. Timer hedges are the speculative extra attempts
+  // (failure fallbacks excluded); a timer-hedge win is a read the timer
+  // hedge answered with status < 500.
+  uint64_t timer_hedges = 0;
+  uint64_t timer_hedge_wins = 0;
+  // The payoff gate (hedge/adaptive/hedge_payoff.h): its recent win ratio
+  // of timer hedges, the share of wanted hedges it lets ask the budget now,
+  // and the hedges it has held back.
+  double hedge_win_ratio = 0;
+  double hedge_spend = 0;
+  uint64_t hedges_held_back = 0;
+  // Attempts cancelled because the other attempt answered ("losers"): the
+  // bytes (headers and body) they had received, how many were released,
+  // and the total time from the winner's answer to each loser's transfer
+  // being removed (its connection closed).
+  uint64_t loser_bytes = 0;
+  uint64_t losers_released = 0;
+  absl::Duration loser_release_total;
+  // Per timer-hedge win, the latency it saved: the median remaining time
+  // of a primary that had already run as long as the cancelled one, from
+  // the upstream's censored primary-latency sketch (so an estimate, in
+  // the sketch's terms; a win while the sketch has under 100 samples is
+  // not counted).
+  HistogramSnapshot latency_saved;
 };
 
 // One tenant's totals (hedge/tenant_table.h): a named tenant, "" (reads

@@ -70,6 +70,10 @@ class HttpAttempt {
   int status() const;
   std::vector<hygiene::HttpHeader> TakeHeaders() { return std::move(headers_); }
   std::string TakeBody() { return std::move(body_); }
+  // Response bytes received so far, headers and body (before TakeBody).
+  int64_t bytes_received() const {
+    return header_bytes_ + static_cast<int64_t>(body_.size());
+  }
 
  private:
   static size_t OnHeader(char* data, size_t size, size_t count,

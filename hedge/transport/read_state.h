@@ -54,7 +54,8 @@ struct Read {
         deadline_source(deadline_source),
         decision(ReadPolicy{&upstream.picker(), &upstream.budget(),
                             &upstream.retry_budget(), &limits,
-                            upstream.tenant_credits(), tenant},
+                            upstream.tenant_credits(), tenant,
+                            &upstream.payoff()},
                  options) {}
 
   // The replica attempt `attempt` went to, and its counters.

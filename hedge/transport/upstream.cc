@@ -3,6 +3,8 @@
 #include <optional>
 #include <utility>
 
+#include "hedge/adaptive/adaptive_hedge_delay.h"
+
 namespace tailgate::hedge::transport {
 namespace {
 
@@ -12,6 +14,15 @@ bool SameCircuit(const CircuitConfig& a, const CircuitConfig& b) {
 
 bool SameBudget(const HedgeBudgetConfig& a, const HedgeBudgetConfig& b) {
   return a.fraction == b.fraction && a.burst == b.burst;
+}
+
+// The delay policy's settings; the adaptive one aims at the hedge fraction.
+bool SameDelay(const UpstreamConfig& a, const UpstreamConfig& b) {
+  return a.hedge_delay == b.hedge_delay &&
+         a.adaptive_delay.enabled == b.adaptive_delay.enabled &&
+         a.adaptive_delay.min == b.adaptive_delay.min &&
+         a.adaptive_delay.max == b.adaptive_delay.max &&
+         a.budget.fraction == b.budget.fraction;
 }
 
 bool SameRetryBudget(const RetryBudgetConfig& a, const RetryBudgetConfig& b) {
@@ -60,9 +71,12 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
   }
   delay_ = CarriedOver<HedgeDelayPolicy>(
       previous != nullptr ? &previous->delay_ : nullptr,
-      before != nullptr && before->hedge_delay == config.hedge_delay, [&] {
-        return std::make_shared<FixedHedgeDelay>(config.hedge_delay);
+      before != nullptr && SameDelay(*before, config), [&] {
+        return std::make_shared<AdaptiveHedgeDelay>(
+            config.adaptive_delay, config.hedge_delay, config.budget.fraction);
       });
+  payoff_ = CarriedOver(previous != nullptr ? &previous->payoff_ : nullptr,
+                        true, [] { return std::make_shared<HedgePayoff>(); });
   if (config.max_requests > 0) {
     requests_ = CarriedOver(
         previous != nullptr ? &previous->requests_ : nullptr,
@@ -124,13 +138,15 @@ void Upstream::RetireMissingFrom(const Upstream& next) {
 void Upstream::AddTo(EngineSnapshot& snapshot) const {
   UpstreamSnapshot& totals = snapshot.upstreams.emplace_back();
   totals.name = config_.name;
-  totals.requests = totals_->requests.load(std::memory_order_relaxed);
-  totals.hedges = totals_->hedges.load(std::memory_order_relaxed);
-  totals.hedge_wins = totals_->hedge_wins.load(std::memory_order_relaxed);
   totals.hedge_credits = budget_->credits();
   totals.retry_credits = retry_budget_->credits(clock_.Now());
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
+  totals.hedge_delay_auto = config_.adaptive_delay.enabled;
+  totals.hedge_win_ratio = payoff_->win_ratio();
+  totals.hedge_spend = payoff_->spend();
+  totals.hedges_held_back = payoff_->held_back();
   totals.replicas = replicas_.size();
+  totals_->CopyTo(totals);
   snapshot.hedge_credits += totals.hedge_credits;
   const WarmConnectionStats warm = warm_->stats();
   snapshot.warm_connections.opened += warm.opened;

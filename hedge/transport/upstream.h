@@ -1,8 +1,8 @@
 // Upstream: one generation of a named replica set — its replicas (each
 // address of a resolved name is one), its policy objects (breakers,
-// picker, hedge and retry budgets, per-tenant credits, hedge delay,
-// in-flight cap), counters and warm connections; and UpstreamSet, every
-// configured upstream by name.
+// picker, hedge and retry budgets, per-tenant credits, hedge delay, hedge
+// payoff gate, in-flight cap), counters and warm connections; and
+// UpstreamSet, every configured upstream by name.
 //
 // Generations: a reload or a new DNS answer builds a new UpstreamSet from
 // the previous one. What the change leaves alone carries over, so that a
@@ -13,9 +13,10 @@
 //  - an upstream keeps its totals always, its hedge budget (credits) while
 //    hedge_fraction and hedge_burst are unchanged (and its tenants' credits
 //    while tenant_share is unchanged too), its retry budget while the
-//    retry settings are unchanged, its hedge delay policy
-//    while hedge_delay is, its in-flight cap while max_requests is, and its
-//    warm connections while preconnect is.
+//    retry settings are unchanged, its hedge payoff gate always, its hedge
+//    delay policy (and what an adaptive one learned) while hedge_delay,
+//    hedge_delay_min/max and hedge_fraction are, its in-flight cap while
+//    max_requests is, and its warm connections while preconnect is.
 // A read holds a shared_ptr to the Upstream it was admitted to and
 // finishes on it. A replica that left the set is retired in the previous
 // generation's picker: reads still in flight never start another attempt
@@ -37,6 +38,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
@@ -101,6 +103,7 @@ class Upstream {
   // when tenant_share is 1 (no per-tenant limit).
   TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
+  HedgePayoff& payoff() { return *payoff_; }
   ReplicaCounters& counters(size_t replica) {
     return replicas_[replica]->counters;
   }
@@ -127,6 +130,7 @@ class Upstream {
   std::shared_ptr<RetryBudget> retry_budget_;
   std::shared_ptr<TenantCredits> tenant_credits_;  // null: share 1
   std::shared_ptr<HedgeDelayPolicy> delay_;
+  std::shared_ptr<HedgePayoff> payoff_;
   std::shared_ptr<Semaphore> requests_;  // null: no cap of its own
   std::shared_ptr<UpstreamCounters> totals_;
   std::shared_ptr<WarmConnections> warm_;

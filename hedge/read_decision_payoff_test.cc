@@ -1,0 +1,116 @@
+// ReadDecision with a HedgePayoff gate: which reads report to it, and a
+// gate that has seen hedges lose holds timer hedges back but never a
+// failure fallback.
+
+#include <memory>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "hedge/adaptive/hedge_payoff.h"
+#include "hedge/read_decision.h"
+
+namespace tailgate::hedge {
+namespace {
+
+const absl::Time kT0 = absl::UnixEpoch() + absl::Hours(1);
+absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
+
+class ReadDecisionPayoffTest : public ::testing::Test {
+ protected:
+  ReadDecisionPayoffTest() {
+    std::vector<CircuitBreaker*> raw;
+    for (int i = 0; i < 2; ++i) {
+      breakers_.push_back(std::make_unique<CircuitBreaker>(
+          CircuitConfig{1000, absl::Seconds(1)}));
+      raw.push_back(breakers_.back().get());
+    }
+    picker_ = std::make_unique<ReplicaPicker>(raw);
+  }
+
+  std::unique_ptr<ReadDecision> NewRead() {
+    return std::make_unique<ReadDecision>(
+        ReadPolicy{picker_.get(), &budget_, &retry_budget_, &limits_,
+                   /*tenant_credits=*/nullptr, /*tenant_slot=*/0, &payoff_},
+        ReadOptions{false, absl::Milliseconds(5)});
+  }
+
+  // A read whose hedge timer fires at 5 ms; the primary answers at
+  // `primary_ms`, the hedge (if the gate let it go) at `hedge_ms`,
+  // whichever comes first.
+  void HedgedRead(int primary_ms, int hedge_ms) {
+    std::unique_ptr<ReadDecision> read = NewRead();
+    read->Start(At(0));
+    read->OnHedgeTimer(At(5));
+    if (read->attempts_launched() == 1 || primary_ms <= hedge_ms) {
+      read->OnAttemptDone(0, AttemptOutcome::kSuccess, At(primary_ms));
+    } else {
+      read->OnAttemptDone(1, AttemptOutcome::kSuccess, At(hedge_ms));
+    }
+    ASSERT_TRUE(read->finished());
+  }
+
+  std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
+  std::unique_ptr<ReplicaPicker> picker_;
+  HedgeBudget budget_{HedgeBudgetConfig{1.0, 1000}};
+  RetryBudget retry_budget_{RetryBudgetConfig{}};
+  AdmissionLimits limits_{AdmissionConfig{100, 100}};
+  HedgePayoff payoff_;
+};
+
+TEST_F(ReadDecisionPayoffTest, WinsAndLossesOfTimerHedgesAreReported) {
+  for (int i = 0; i < 50; ++i) HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/8);
+  EXPECT_GT(payoff_.win_ratio(), 0.95);
+  for (int i = 0; i < 500; ++i) HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/45);
+  EXPECT_LT(payoff_.win_ratio(), HedgePayoff::kFloorAt);
+  EXPECT_GT(payoff_.held_back(), 0u);
+}
+
+TEST_F(ReadDecisionPayoffTest, DeadlineIsALossAndCancelTellsNothing) {
+  std::unique_ptr<ReadDecision> read = NewRead();
+  read->Start(At(0));
+  read->OnHedgeTimer(At(5));
+  read->OnDeadline(At(100), DeadlineSource::kSidecarTimeout);
+  EXPECT_LT(payoff_.win_ratio(), 1.0);
+  const double after_deadline = payoff_.win_ratio();
+
+  read = NewRead();
+  read->Start(At(0));
+  read->OnHedgeTimer(At(5));
+  read->OnCancel(At(6));
+  EXPECT_EQ(payoff_.win_ratio(), after_deadline);
+
+  // A read answered before its hedge timer launched nothing to judge.
+  read = NewRead();
+  read->Start(At(0));
+  read->OnAttemptDone(0, AttemptOutcome::kSuccess, At(2));
+  EXPECT_EQ(payoff_.win_ratio(), after_deadline);
+}
+
+TEST_F(ReadDecisionPayoffTest, LosingGateHoldsHedgesBackButNotFallbacks) {
+  for (int i = 0; i < 100; ++i) payoff_.OnHedgeResult(false);
+  int hedged = 0;
+  for (int i = 0; i < 100; ++i) {
+    std::unique_ptr<ReadDecision> read = NewRead();
+    read->Start(At(0));
+    const Actions actions = read->OnHedgeTimer(At(5));
+    hedged += read->attempts_launched() == 2;
+    if (read->attempts_launched() == 1) {
+      ASSERT_EQ(actions.size(), 1u);
+      EXPECT_EQ(actions[0].type, Action::Type::kExtraSkipped);
+      EXPECT_EQ(actions[0].skip, SkipReason::kNoBudget);
+      // The primary then fails: its fallback does not ask the gate.
+      read->OnAttemptDone(0, AttemptOutcome::kTransportError, At(6));
+      ASSERT_EQ(read->attempts_launched(), 2);
+      EXPECT_EQ(read->kind(1), AttemptKind::kFallback);
+      read->OnAttemptDone(1, AttemptOutcome::kSuccess, At(8));
+    } else {
+      read->OnAttemptDone(0, AttemptOutcome::kSuccess, At(40));
+    }
+    ASSERT_TRUE(read->finished());
+  }
+  EXPECT_EQ(hedged, 10);  // the floor: one probe in ten
+}
+
+}  // namespace
+}  // namespace tailgate::hedge

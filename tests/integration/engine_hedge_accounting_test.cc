@@ -1,0 +1,98 @@
+// The hedge accounting and the self-tuning policy against real loopback
+// replicas: what a won hedge's loser cost, the adaptive delay taking over
+// from its warm-up value, and the payoff gate holding hedges back when
+// every replica is slow together.
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "hedge/adaptive/adaptive_hedge_delay.h"
+#include "hedge/adaptive/hedge_payoff.h"
+#include "tests/integration/engine_fixture.h"
+
+namespace tailgate::testing {
+namespace {
+
+using EngineHedgeAccountingTest = EngineFixture;
+
+hedge::UpstreamSnapshot Upstream(const hedge::Engine& engine) {
+  const hedge::EngineSnapshot snapshot = engine.Snapshot();
+  EXPECT_EQ(snapshot.upstreams.size(), 1u);
+  return snapshot.upstreams.at(0);
+}
+
+TEST_F(EngineHedgeAccountingTest, WonHedgeCountsItsLosersBytesAndRelease) {
+  // The slow replica sends its status line and headers, then stalls: the
+  // loser has received bytes by the time the hedge wins.
+  StartReplicas({Always(Faulty(ReplicaResponse::Fault::kStallAfterStatus,
+                               "never-sent")),
+                 Always(Answer("fast"))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(300);
+  StartEngine(config);
+  // Primaries rotate: of two reads, exactly one starts on the slow replica.
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response = Read("/x");
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "fast");
+  }
+  const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+  EXPECT_FALSE(upstream.hedge_delay_auto);
+  EXPECT_EQ(upstream.hedge_delay, absl::Milliseconds(300));
+  EXPECT_EQ(upstream.timer_hedges, 1u);
+  EXPECT_EQ(upstream.timer_hedge_wins, 1u);
+  EXPECT_EQ(upstream.hedge_win_ratio, 1.0);
+  EXPECT_EQ(upstream.losers_released, 1u);
+  EXPECT_GT(upstream.loser_bytes, 10u);  // at least "HTTP/1.1 200"
+  EXPECT_GT(upstream.loser_release_total, absl::ZeroDuration());
+  EXPECT_LT(upstream.loser_release_total, absl::Seconds(1));
+  // Too few primaries seen to estimate what the win saved.
+  EXPECT_EQ(upstream.latency_saved.count, 0u);
+  ExpectIdle();
+}
+
+TEST_F(EngineHedgeAccountingTest, AdaptiveDelayLeavesItsWarmupValue) {
+  StartReplicas({Always(Answer("a")), Always(Answer("b"))});
+  hedge::EngineConfig config = DefaultConfig();
+  hedge::AdaptiveDelayConfig& adaptive = config.upstreams[0].adaptive_delay;
+  adaptive.enabled = true;
+  adaptive.min = absl::Milliseconds(40);  // above any loopback answer
+  adaptive.max = absl::Milliseconds(60);
+  StartEngine(config);
+  EXPECT_EQ(Upstream(*engine_).hedge_delay, absl::Milliseconds(40));
+  EXPECT_TRUE(Upstream(*engine_).hedge_delay_auto);
+
+  adaptive.min = absl::Milliseconds(1);
+  adaptive.max = absl::Milliseconds(150);
+  StartEngine(config);
+  EXPECT_EQ(Upstream(*engine_).hedge_delay,
+            hedge::AdaptiveHedgeDelay::kWarmupDelay);
+  for (uint64_t i = 0; i < hedge::AdaptiveHedgeDelay::kMinSamples; ++i) {
+    ASSERT_TRUE(Read("/x").ok());
+  }
+  // Loopback answers take well under a millisecond; 1.5 times their median
+  // is below the minimum, even on a loaded machine under a sanitizer.
+  const absl::Duration learned = Upstream(*engine_).hedge_delay;
+  EXPECT_LT(learned, hedge::AdaptiveHedgeDelay::kWarmupDelay);
+  EXPECT_GE(learned, absl::Milliseconds(1));
+}
+
+TEST_F(EngineHedgeAccountingTest, HedgesThatCannotWinAreHeldBack) {
+  // Every replica takes 40 ms: the hedge, 5 ms behind, loses every race.
+  StartReplicas({Always(Answer("a", absl::Milliseconds(40))),
+                 Always(Answer("b", absl::Milliseconds(40)))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(5);
+  StartEngine(config);
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(Read("/x").ok());
+  const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+  EXPECT_LT(upstream.hedge_win_ratio, hedge::HedgePayoff::kFullAt);
+  EXPECT_LT(upstream.hedge_spend, 1.0);
+  EXPECT_GT(upstream.hedges_held_back, 0u);
+  EXPECT_EQ(upstream.timer_hedges + upstream.hedges_held_back, 60u);
+  ExpectIdle();
+}
+
+}  // namespace
+}  // namespace tailgate::testing
