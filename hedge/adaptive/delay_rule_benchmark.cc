@@ -92,7 +92,7 @@ void Run(const Named& workload, std::optional<DelayRule> rule) {
     const Draw draw = workload.draw(i, random);
     const double d = absl::ToDoubleMilliseconds(delay);
     double latency = draw.primary_ms;
-    if (draw.primary_ms > d && budget.TryConsume(HedgeBudget::Spend::kHedge)) {
+    if (draw.primary_ms > d && budget.TryConsume()) {
       ++hedges;
       latency = std::min(draw.primary_ms, d + draw.hedge_ms);
     }

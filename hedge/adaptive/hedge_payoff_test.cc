@@ -67,7 +67,7 @@ TEST(HedgePayoffTest, BudgetBoundHoldsWithThePayoffInFront) {
   HedgePayoff payoff;
   for (int read = 0; read < 10000; ++read) {
     budget.OnAdmission();
-    if (payoff.AllowHedge() && budget.TryConsume(HedgeBudget::Spend::kHedge)) {
+    if (payoff.AllowHedge() && budget.TryConsume()) {
       payoff.OnHedgeResult(read % 3 == 0);
     }
     ASSERT_LE(budget.extra(), 2 + 0.1 * budget.admitted());
