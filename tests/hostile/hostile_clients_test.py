@@ -31,6 +31,11 @@ SANITIZED = "ASAN_OPTIONS" in os.environ
 # What the sidecar is before any attack (RSS after start-up is ~25 MiB):
 # every bound below is this plus what the flags allow.
 BASELINE = 40 * MIB
+# What the worst-case formula leaves out (docs/OPERATIONS.md): the
+# allocator's slack and the gRPC threads a load starts after the base was
+# measured. On a host busy with other builds the peak has come up to about
+# 2.7 MiB above the formula's terms; on a quiet one 6 MiB below them.
+FORMULA_SLACK = 8 * MIB
 OK, CANCELLED, RESOURCE_EXHAUSTED, UNIMPLEMENTED = 0, 1, 8, 12
 
 
@@ -228,6 +233,7 @@ class HostileClientTest(unittest.TestCase):
             "--timeout=30s")
         base = current_rss(sidecar)
         formula = base + quota + attempts * body_limit + 2 * cap
+        bound = formula + FORMULA_SLACK
         # Answers nobody reads fill the buffer...
         stalled = raw_h2.Connection(sidecar.target, window=0)
         for _ in range(12):
@@ -246,9 +252,10 @@ class HostileClientTest(unittest.TestCase):
         peak = peak_rss(sidecar)
         stalled.close()
         print("attack=all_at_once base_mib=%.1f formula_mib=%.1f "
-              "peak_rss_mib=%.1f" % (base / MIB, formula / MIB, peak / MIB),
+              "bound_mib=%.1f peak_rss_mib=%.1f" %
+              (base / MIB, formula / MIB, bound / MIB, peak / MIB),
               file=sys.stderr)
-        self.assert_peak_below(sidecar, formula)
+        self.assert_peak_below(sidecar, bound)
         if not SANITIZED:
             self.assertGreater(peak, base + cap)  # the bounds were reached
         self.assert_normal_read_works(sidecar)
