@@ -276,7 +276,8 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   StalledCalls stalled_calls(config.send_timeout, absl::Seconds(1));
   // Heap memory a burst of reads freed goes back to the kernel once the
   // reads stop for a second (idle_trim.h).
-  IdleTrim idle_trim(
+  // Reads the engine: stopped before the engine goes (below).
+  auto idle_trim = std::make_unique<IdleTrim>(
       [&engine = **engine] { return engine.Snapshot().requests; },
       kIdleTrimPeriod);
   ReadService read_service(**engine, config.engine.timeout, gate, rejections,
@@ -399,6 +400,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   admin->server->Shutdown(now);
   http_door.reset();  // cancels what is left, before the engine goes
   http->reset();
+  idle_trim.reset();  // its thread reads the engine
   engine->reset();
   log.Info("stop", {});
   return 0;
