@@ -1,9 +1,9 @@
 // HedgeDelayPolicy: how long a read waits for its primary before hedging.
 //
-// The engine asks once per read, at admission. FixedHedgeDelay is the seed's
-// policy; an adaptive one (hedge/adaptive/adaptive_hedge_delay.h) plugs in
-// through the same interface and learns from ObservePrimary: every primary
-// attempt's end, answered or cut short.
+// The engine asks once per read, at admission. Its one implementation is
+// hedge/adaptive/adaptive_hedge_delay.h: a fixed delay (the seed's policy),
+// or with `auto` one learned from ObservePrimary, every primary attempt's
+// end, answered or cut short.
 //
 // Thread safety: implementations must be safe from any thread.
 
@@ -45,21 +45,6 @@ class HedgeDelayPolicy {
       absl::Duration /*elapsed*/) const {
     return std::nullopt;
   }
-};
-
-// Always `delay`, unless the caller requested another.
-class FixedHedgeDelay final : public HedgeDelayPolicy {
- public:
-  // REQUIRES: delay > absl::ZeroDuration()
-  explicit FixedHedgeDelay(absl::Duration delay) : delay_(delay) {}
-
-  absl::Duration DelayFor(
-      std::optional<absl::Duration> requested) const override {
-    return requested.has_value() ? *requested : delay_;
-  }
-
- private:
-  const absl::Duration delay_;
 };
 
 }  // namespace tailgate::hedge
