@@ -56,9 +56,9 @@ ABSL_FLAG(std::string, metrics_listen,
 ABSL_FLAG(std::string, hedge_delay, tailgate::server::RawFlags().hedge_delay,
           "Wait this long for the primary before hedging (> 0, < --timeout), "
           "or auto: learn it per upstream from its primaries' latencies "
-          "(max of their (1 - 0.9 * hedge_fraction)-quantile and 1.5 times "
+          "(max of their (1 - 0.9 * hedge_fraction)-quantile and 1.25 times "
           "their median, over the last 4 s), within --hedge_delay_min and "
-          "--hedge_delay_max; 25ms until 100 primaries have been seen.");
+          "--hedge_delay_max; 25ms until 50 primaries have been seen.");
 ABSL_FLAG(std::string, hedge_delay_min,
           tailgate::server::RawFlags().hedge_delay_min,
           "With --hedge_delay=auto: the least the learned delay may be (> 0).");

@@ -5,7 +5,7 @@
 // sliding window in 4 slots of 1 s): an answer as a complete sample, a
 // primary cut short (hedge won, cancelled, deadline) or failed as a
 // censored one. The delay is DelayRule::kTailOrBody on that sketch,
-//   max(Q(1 - 0.9 * hedge_fraction), 1.5 * median),
+//   max(Q(1 - 0.9 * hedge_fraction), 1.25 * median),
 // clamped to [min, max]. Until the window holds kMinSamples samples the
 // delay is kWarmupDelay clamped the same way. It is recomputed at most
 // every kRecomputeEvery, on the thread that observes; DelayFor reads the
@@ -59,7 +59,7 @@ absl::Status ValidateAdaptiveDelayConfig(const AdaptiveDelayConfig& config);
 
 class AdaptiveHedgeDelay final : public HedgeDelayPolicy {
  public:
-  static constexpr uint64_t kMinSamples = 100;
+  static constexpr uint64_t kMinSamples = 50;
   static constexpr absl::Duration kWarmupDelay = absl::Milliseconds(25);
   static constexpr absl::Duration kRecomputeEvery = absl::Milliseconds(10);
   static constexpr absl::Duration kWindow = absl::Seconds(4);

@@ -118,8 +118,9 @@ TEST(AdaptiveHedgeDelayTest, WarmupDelayUntilEnoughSamples) {
   EXPECT_EQ(policy.DelayFor(std::nullopt), AdaptiveHedgeDelay::kWarmupDelay);
   policy.ObservePrimary(clock.Now(), absl::Milliseconds(2),
                         PrimaryEnd::kAnswered);
-  EXPECT_LT(Relative(policy.DelayFor(std::nullopt), absl::Milliseconds(3)),
-            0.03);  // 1.5 * the median: the fraction's quantile is 2 ms
+  EXPECT_LT(Relative(policy.DelayFor(std::nullopt),
+                     absl::Milliseconds(2) * kDelayMargin),
+            0.03);  // the margin times the median: every quantile is 2 ms
 }
 
 TEST(AdaptiveHedgeDelayTest, ClampedToMinAndMax) {
@@ -139,9 +140,8 @@ TEST(AdaptiveHedgeDelayTest, ClampedToMinAndMax) {
 // The true distribution never changes and a quarter of the reads are
 // hedged, most of them won by the hedge: a fifth of the primaries are cut
 // short. The delay must stay at the true distribution's quantile for 90 %
-// of the fraction, 1 + 2 ln(1 / 0.225) = 3.98 ms (its median times 1.5 is
-// lower, 3.58 ms), and
-// neither creep down nor up. (Dropping the cut primaries would take the
+// of the fraction, 1 + 2 ln(1 / 0.225) = 3.98 ms (its median times the
+// margin is lower: 1.25 * 2.39 = 2.98 ms), and neither creep down nor up. (Dropping the cut primaries would take the
 // delay down to 3.47 ms, 13 % low, within the first second: checked by
 // hand.)
 TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
@@ -164,7 +164,7 @@ TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
 }
 
 // The seed's workload: the budget's quantile lies inside the fast mode,
-// and 1.5 times the median clears it; stragglers are hedged, fast reads are
+// and the margin times the median (2.5 ms) clears it; stragglers are hedged, fast reads are
 // not.
 TEST(AdaptiveHedgeDelayTest, TightFastModeIsNotHedged) {
   AdaptiveHedgeDelay policy(Auto(), absl::Milliseconds(25), 0.25);
@@ -186,8 +186,8 @@ TEST(AdaptiveHedgeDelayTest, FollowsAShiftWithinTheWindow) {
   SimulatedUpstream upstream(policy, clock, absl::Milliseconds(2));
   const absl::Duration follow =
       AdaptiveHedgeDelay::kWindow + AdaptiveHedgeDelay::kRecomputeEvery;
-  const absl::Duration fast_delay = absl::Milliseconds(3.0);  // 1.5 * 2 ms
-  const absl::Duration slow_delay = absl::Milliseconds(30.0);
+  const absl::Duration fast_delay = absl::Milliseconds(2) * kDelayMargin;
+  const absl::Duration slow_delay = absl::Milliseconds(20) * kDelayMargin;
 
   upstream.Run(absl::Seconds(10), Fast, Fast);
   EXPECT_LT(Relative(policy.DelayFor(std::nullopt), fast_delay), 0.05);

@@ -17,7 +17,8 @@ const char* DelayRuleName(DelayRule rule) {
 }
 
 std::optional<absl::Duration> ChooseHedgeDelay(
-    const CensoredLatencySketch& sketch, double fraction, DelayRule rule) {
+    const CensoredLatencySketch& sketch, double fraction, DelayRule rule,
+    double margin) {
   const double p = 1.0 - std::clamp(fraction, 0.0, 1.0);
   const std::optional<CensoredLatencySketch::Quantile> tail =
       sketch.QuantileOf(std::max(p, 1e-9));
@@ -26,14 +27,14 @@ std::optional<absl::Duration> ChooseHedgeDelay(
     case DelayRule::kTailQuantile:
       return tail->value;
     case DelayRule::kScaledTail:
-      return tail->value * kDelayMargin;
+      return tail->value * margin;
     case DelayRule::kTailOrBody: {
       const double within_budget =
           1.0 - kBudgetHeadroom * std::clamp(fraction, 0.0, 1.0);
       const absl::Duration tail_in_budget =
           sketch.QuantileOf(std::max(within_budget, 1e-9))->value;
       const absl::Duration median = sketch.QuantileOf(0.5)->value;
-      return std::max(tail_in_budget, median * kDelayMargin);
+      return std::max(tail_in_budget, median * margin);
     }
   }
   return tail->value;

@@ -1,7 +1,8 @@
-// delay_rule_benchmark: the three DelayRules, and a fixed 5 ms delay, on
-// simulated workloads, with the hedge budget and the censoring the engine
-// applies. Noise-free (simulated time, seeded randomness): it compares the
-// rules' choices, not the machine. One JSON line per workload and rule.
+// delay_rule_benchmark: the three DelayRules (the two scaled ones with
+// margins 1.25 and 1.5), and a fixed 5 ms delay, on simulated workloads,
+// with the hedge budget and the censoring the engine applies. Noise-free
+// (simulated time, seeded randomness): it compares the rules' choices, not
+// the machine. One JSON line per workload, rule and margin.
 //
 //   bazel run -c opt //hedge/adaptive:delay_rule_benchmark
 
@@ -74,7 +75,8 @@ std::vector<Named> Workloads() {
   };
 }
 
-void Run(const Named& workload, std::optional<DelayRule> rule) {
+void Run(const Named& workload, std::optional<DelayRule> rule,
+         double margin) {
   std::mt19937 random(7);
   CensoredLatencySketch sketch({absl::Seconds(4), 4});
   HedgeBudget budget(HedgeBudgetConfig{kFraction, kBurst});
@@ -86,7 +88,7 @@ void Run(const Named& workload, std::optional<DelayRule> rule) {
   for (int i = 0; i < kReads; ++i) {
     budget.OnAdmission();
     if (rule.has_value() && i >= 100) {
-      delay = ChooseHedgeDelay(sketch, kFraction, *rule).value();
+      delay = ChooseHedgeDelay(sketch, kFraction, *rule, margin).value();
     }
     delay_sum_ms += absl::ToDoubleMilliseconds(delay);
     const Draw draw = workload.draw(i, random);
@@ -106,9 +108,11 @@ void Run(const Named& workload, std::optional<DelayRule> rule) {
   }
   std::sort(latencies.begin(), latencies.end());
   std::printf(
-      "{\"workload\":\"%s\",\"rule\":\"%s\",\"mean_delay_ms\":%.2f,"
+      "{\"workload\":\"%s\",\"rule\":\"%s\",\"margin\":%.2f,"
+      "\"mean_delay_ms\":%.2f,"
       "\"hedged\":%.3f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"p999_ms\":%.2f}\n",
       workload.name, rule.has_value() ? DelayRuleName(*rule) : "fixed_5ms",
+      rule.has_value() && *rule != DelayRule::kTailQuantile ? margin : 1.0,
       delay_sum_ms / kReads, static_cast<double>(hedges) / kReads,
       latencies[kReads / 2], latencies[kReads * 99 / 100],
       latencies[kReads * 999 / 1000]);
@@ -120,10 +124,12 @@ void Run(const Named& workload, std::optional<DelayRule> rule) {
 int main() {
   using tailgate::hedge::DelayRule;
   for (const auto& workload : tailgate::hedge::Workloads()) {
-    tailgate::hedge::Run(workload, std::nullopt);
-    for (DelayRule rule : {DelayRule::kTailQuantile, DelayRule::kScaledTail,
-                           DelayRule::kTailOrBody}) {
-      tailgate::hedge::Run(workload, rule);
+    tailgate::hedge::Run(workload, std::nullopt, 1.0);
+    tailgate::hedge::Run(workload, DelayRule::kTailQuantile, 1.0);
+    for (DelayRule rule : {DelayRule::kScaledTail, DelayRule::kTailOrBody}) {
+      for (double margin : {1.25, 1.5}) {
+        tailgate::hedge::Run(workload, rule, margin);
+      }
     }
   }
   return 0;

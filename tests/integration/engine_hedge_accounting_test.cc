@@ -71,7 +71,8 @@ TEST_F(EngineHedgeAccountingTest, AdaptiveDelayLeavesItsWarmupValue) {
   for (uint64_t i = 0; i < hedge::AdaptiveHedgeDelay::kMinSamples; ++i) {
     ASSERT_TRUE(Read("/x").ok());
   }
-  // Loopback answers take well under a millisecond; 1.5 times their median
+  // Loopback answers take well under a millisecond; the margin times their
+  // median
   // is below the minimum, even on a loaded machine under a sanitizer.
   const absl::Duration learned = Upstream(*engine_).hedge_delay;
   EXPECT_LT(learned, hedge::AdaptiveHedgeDelay::kWarmupDelay);
