@@ -225,7 +225,7 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
     if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
     return SkipReason::kNoRetryBudget;
   }
-  if (policy_.payoff != nullptr && !policy_.payoff->AllowHedge()) {
+  if (policy_.payoff != nullptr && !policy_.payoff->AllowHedge(policy_.tenant_slot)) {
     // Hedges that stopped winning: the gate holds back part of the
     // speculative spend, counted as a want of budget.
     return SkipReason::kNoBudget;
@@ -274,7 +274,7 @@ void ReadDecision::ReportHedge(bool won) {
       attempts_[1].kind != AttemptKind::kHedge) {
     return;
   }
-  policy_.payoff->OnHedgeResult(won);
+  policy_.payoff->OnHedgeResult(policy_.tenant_slot, won);
 }
 
 void ReadDecision::FinishAfterFailures(Actions& out) {

@@ -15,8 +15,8 @@
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible,
 //    an attempt permit is free and its budget yields a credit: a timer
-//    hedge must pass the payoff gate (when the read has one: hedges that
-//    stopped winning are cut toward a floor), then takes one from the
+//    hedge must pass its tenant's payoff gate (when the read has one:
+//    hedges that stopped winning are cut toward a floor), then takes one from the
 //    read's tenant's hedge credits and one from the hedge budget
 //    (TenantCredits, when the policy has them; the hedge budget alone
 //    otherwise); a fallback takes one from the retry budget only, so
@@ -27,7 +27,7 @@
 //    that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes. A read whose timer hedge
-//    was launched tells the payoff gate whether the hedge won; so does one
+//    was launched tells its tenant's payoff gate whether the hedge won; so does one
 //    whose deadline came first (a loss). A caller's cancel, and both
 //    attempts failing, tell it nothing.
 //  - When no attempt is left in flight and none succeeded: the most recent
@@ -56,13 +56,13 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/time/time.h"
-#include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/hedge_budget.h"
 #include "hedge/replica_picker.h"
 #include "hedge/retry_budget.h"
 #include "hedge/tenant_credits.h"
+#include "hedge/tenant_payoff.h"
 
 namespace tailgate::hedge {
 
@@ -140,7 +140,9 @@ struct ReadPolicy {
   // and the read's tenant's slot in it.
   TenantCredits* tenant_credits = nullptr;
   int tenant_slot = 0;
-  HedgePayoff* payoff = nullptr;  // none: every timer hedge may ask
+  // The payoff gates; the read's is tenant_slot's (null: every timer
+  // hedge may ask).
+  TenantPayoff* payoff = nullptr;
 };
 
 struct ReadOptions {

@@ -1,6 +1,6 @@
-// ReadDecision with a HedgePayoff gate: which reads report to it, and a
-// gate that has seen hedges lose holds timer hedges back but never a
-// failure fallback.
+// ReadDecision with payoff gates: which reads report to their tenant's
+// gate, a gate that has seen hedges lose holds timer hedges back but never
+// a failure fallback, and never another tenant's.
 
 #include <memory>
 #include <vector>
@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/read_decision.h"
+#include "hedge/tenant_payoff.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -28,18 +29,19 @@ class ReadDecisionPayoffTest : public ::testing::Test {
     picker_ = std::make_unique<ReplicaPicker>(raw);
   }
 
-  std::unique_ptr<ReadDecision> NewRead() {
+  std::unique_ptr<ReadDecision> NewRead(int tenant_slot = 0) {
     return std::make_unique<ReadDecision>(
         ReadPolicy{picker_.get(), &budget_, &retry_budget_, &limits_,
-                   /*tenant_credits=*/nullptr, /*tenant_slot=*/0, &payoff_},
+                   /*tenant_credits=*/nullptr, tenant_slot, &payoff_},
         ReadOptions{false, absl::Milliseconds(5)});
   }
 
   // A read whose hedge timer fires at 5 ms; the primary answers at
   // `primary_ms`, the hedge (if the gate let it go) at `hedge_ms`,
   // whichever comes first.
-  void HedgedRead(int primary_ms, int hedge_ms) {
-    std::unique_ptr<ReadDecision> read = NewRead();
+  // Returns whether the hedge went.
+  bool HedgedRead(int primary_ms, int hedge_ms, int tenant_slot = 0) {
+    std::unique_ptr<ReadDecision> read = NewRead(tenant_slot);
     read->Start(At(0));
     read->OnHedgeTimer(At(5));
     if (read->attempts_launched() == 1 || primary_ms <= hedge_ms) {
@@ -47,7 +49,8 @@ class ReadDecisionPayoffTest : public ::testing::Test {
     } else {
       read->OnAttemptDone(1, AttemptOutcome::kSuccess, At(hedge_ms));
     }
-    ASSERT_TRUE(read->finished());
+    EXPECT_TRUE(read->finished());
+    return read->attempts_launched() == 2;
   }
 
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
@@ -55,7 +58,7 @@ class ReadDecisionPayoffTest : public ::testing::Test {
   HedgeBudget budget_{HedgeBudgetConfig{1.0, 1000}};
   RetryBudget retry_budget_{RetryBudgetConfig{}};
   AdmissionLimits limits_{AdmissionConfig{100, 100}};
-  HedgePayoff payoff_;
+  TenantPayoff payoff_;
 };
 
 TEST_F(ReadDecisionPayoffTest, WinsAndLossesOfTimerHedgesAreReported) {
@@ -88,7 +91,7 @@ TEST_F(ReadDecisionPayoffTest, DeadlineIsALossAndCancelTellsNothing) {
 }
 
 TEST_F(ReadDecisionPayoffTest, LosingGateHoldsHedgesBackButNotFallbacks) {
-  for (int i = 0; i < 100; ++i) payoff_.OnHedgeResult(false);
+  for (int i = 0; i < 100; ++i) payoff_.OnHedgeResult(0, false);
   int hedged = 0;
   for (int i = 0; i < 100; ++i) {
     std::unique_ptr<ReadDecision> read = NewRead();
@@ -110,6 +113,26 @@ TEST_F(ReadDecisionPayoffTest, LosingGateHoldsHedgesBackButNotFallbacks) {
     ASSERT_TRUE(read->finished());
   }
   EXPECT_EQ(hedged, 10);  // the floor: one probe in ten
+}
+
+TEST_F(ReadDecisionPayoffTest, OneTenantsLosingHedgesLeaveAnothersAlone) {
+  constexpr int kFlood = 1;
+  constexpr int kWellBehaved = 2;
+  // The flood's reads are slow on every replica: its hedges lose.
+  for (int i = 0; i < 200; ++i) {
+    HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/45, kFlood);
+  }
+  EXPECT_DOUBLE_EQ(payoff_.spend(kFlood), HedgePayoff::kFloor);
+  int flood_hedged = 0;
+  int well_behaved_hedged = 0;
+  for (int i = 0; i < 100; ++i) {
+    flood_hedged += HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/45, kFlood);
+    well_behaved_hedged +=
+        HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/8, kWellBehaved);
+  }
+  EXPECT_EQ(flood_hedged, 10);          // its own gate's floor
+  EXPECT_EQ(well_behaved_hedged, 100);  // every hedge it wanted
+  EXPECT_EQ(payoff_.spend(kWellBehaved), 1.0);
 }
 
 }  // namespace

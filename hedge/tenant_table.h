@@ -14,7 +14,9 @@
 // reads in flight at once, so that one tenant flooding the sidecar cannot
 // take every request slot. (The engine's global max_requests applies as
 // well.) Each upstream also keeps a hedge budget per slot (the engine's
-// Upstream), so one tenant's hedges are paid by its own reads.
+// Upstream), so one tenant's hedges are paid by its own reads, and a hedge
+// payoff gate per slot, so one tenant's losing hedges hold back only its
+// own (hedge/tenant_payoff.h).
 //
 // Example:
 //   TenantTable tenants(/*max_requests=*/128, /*share=*/0.5);

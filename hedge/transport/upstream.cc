@@ -76,7 +76,7 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
             config.adaptive_delay, config.hedge_delay, config.budget.fraction);
       });
   payoff_ = CarriedOver(previous != nullptr ? &previous->payoff_ : nullptr,
-                        true, [] { return std::make_shared<HedgePayoff>(); });
+                        true, [] { return std::make_shared<TenantPayoff>(); });
   if (config.max_requests > 0) {
     requests_ = CarriedOver(
         previous != nullptr ? &previous->requests_ : nullptr,

@@ -38,7 +38,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
@@ -48,6 +47,7 @@
 #include "hedge/replica_picker.h"
 #include "hedge/retry_budget.h"
 #include "hedge/tenant_credits.h"
+#include "hedge/tenant_payoff.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
@@ -103,7 +103,7 @@ class Upstream {
   // when tenant_share is 1 (no per-tenant limit).
   TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
-  HedgePayoff& payoff() { return *payoff_; }
+  TenantPayoff& payoff() { return *payoff_; }
   ReplicaCounters& counters(size_t replica) {
     return replicas_[replica]->counters;
   }
@@ -130,7 +130,7 @@ class Upstream {
   std::shared_ptr<RetryBudget> retry_budget_;
   std::shared_ptr<TenantCredits> tenant_credits_;  // null: share 1
   std::shared_ptr<HedgeDelayPolicy> delay_;
-  std::shared_ptr<HedgePayoff> payoff_;
+  std::shared_ptr<TenantPayoff> payoff_;
   std::shared_ptr<Semaphore> requests_;  // null: no cap of its own
   std::shared_ptr<UpstreamCounters> totals_;
   std::shared_ptr<WarmConnections> warm_;
