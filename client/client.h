@@ -99,6 +99,11 @@ struct ClientOptions {
   // the sidecar's default --max_response_bytes plus headers; this default
   // covers its 64 MiB hard cap.
   int max_receive_message_bytes = 80 << 20;
+  // gRPC lets channels to the same target with the same arguments share a
+  // connection. True: this client's calls get a connection of their own,
+  // so another client's traffic (say, another tenant's flood) shares no
+  // HTTP/2 stream limit or flow-control window with them.
+  bool own_connection = false;
 };
 
 class Client {

@@ -243,6 +243,35 @@ TEST(ConnectTest, RejectsAnEmptyTarget) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The client port the fake saw the read of `client` come from.
+std::string PeerOf(Client& client, const FakeSidecar& fake) {
+  ReadRequest request;
+  request.path = "/peer";
+  EXPECT_TRUE(client.Read(request).ok());
+  return fake.last_peer();
+}
+
+TEST(ConnectTest, OwnConnectionIsNotSharedWithOtherClients) {
+  std::unique_ptr<FakeSidecar> fake = FakeSidecar::Start();
+  ASSERT_NE(fake, nullptr);
+  ClientOptions shared;
+  absl::StatusOr<std::unique_ptr<Client>> a =
+      Client::Connect(fake->target(), shared);
+  absl::StatusOr<std::unique_ptr<Client>> b =
+      Client::Connect(fake->target(), shared);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // gRPC's default: the same connection.
+  EXPECT_EQ(PeerOf(**a, *fake), PeerOf(**b, *fake));
+
+  ClientOptions own;
+  own.own_connection = true;
+  absl::StatusOr<std::unique_ptr<Client>> c =
+      Client::Connect(fake->target(), own);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(PeerOf(**c, *fake), PeerOf(**a, *fake));
+  EXPECT_EQ(PeerOf(**c, *fake), PeerOf(**c, *fake));
+}
+
 // A loopback port nobody listens on.
 std::string ClosedTarget() {
   std::unique_ptr<FakeSidecar> fake = FakeSidecar::Start();

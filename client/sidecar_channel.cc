@@ -16,6 +16,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenSidecarChannel(
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  if (options.own_connection) {
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  }
   std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
       std::string(target), grpc::InsecureChannelCredentials(), args);
   if (options.connect_timeout > absl::ZeroDuration()) {

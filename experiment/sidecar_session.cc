@@ -111,6 +111,14 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
                          *std::move(client), *std::move(admin)));
 }
 
+absl::StatusOr<std::unique_ptr<Client>> SidecarSession::ConnectOwnClient()
+    const {
+  ClientOptions options;
+  options.connect_timeout = kConnectTimeout;
+  options.own_connection = true;
+  return Client::Connect(process_->grpc_address(), options);
+}
+
 absl::Status SidecarSession::Stop() {
   client_.reset();
   admin_.reset();

@@ -75,6 +75,9 @@ class SidecarSession {
   ~SidecarSession();
 
   Client& client() { return *client_; }
+  // Another read client on a connection of its own (ClientOptions::
+  // own_connection), for a second app sharing the sidecar.
+  absl::StatusOr<std::unique_ptr<Client>> ConnectOwnClient() const;
   const testing::TailgateProcess& process() const { return *process_; }
 
   // Totals since the sidecar started (Admin.GetStats).

@@ -13,12 +13,14 @@
 // tailgate_tenant_* metrics.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/client.h"
 #include "experiment/open_loop.h"
 #include "experiment/open_loop_report.h"
 #include "experiment/plots.h"
@@ -46,9 +48,10 @@ constexpr int kMaxRequests = 32;
 // hedge, 10 banked, 5 of them its own at a share of 0.5): its figures alone
 // are not bound by the budget, so what the flood changes is the flood's
 // doing. A small admission limit, so that the flood can fill it; and room
-// for every call of both tenants on their one gRPC connection, so that
-// what refuses a read is the engine's admission, not the connection's
-// stream limit (2 * max_requests by default).
+// for every call on each tenant's gRPC connection (each tenant is an app of
+// its own, with a connection of its own), so that what refuses a read is
+// the engine's admission, not a connection's stream limit (2 *
+// max_requests by default).
 std::vector<std::string> TenantFlags(const char* share) {
   return {"--hedge_delay=5ms", "--hedge_fraction=0.5", "--hedge_burst=10",
           absl::StrCat("--max_requests=", kMaxRequests),
@@ -137,12 +140,20 @@ absl::Status MeasureTenants(const ExperimentConfig& config, const Mode& mode,
   // One Progress per sending thread.
   Progress progress_a(absl::StrCat("tenants ", mode.policy.mode, " a"),
                       scheduled(a));
+  // The flood comes from another app: a client on a connection of its own.
+  std::unique_ptr<Client> flood_client;
+  if (mode.flood) {
+    absl::StatusOr<std::unique_ptr<Client>> client =
+        session.ConnectOwnClient();
+    if (!client.ok()) return client.status();
+    flood_client = *std::move(client);
+  }
   std::thread flood;
   if (mode.flood) {
     flood = std::thread([&] {
       Progress progress_b(absl::StrCat("tenants ", mode.policy.mode, " b"),
                           scheduled(b));
-      run.b = RunOpenLoop(session.client(), b, progress_b);
+      run.b = RunOpenLoop(*flood_client, b, progress_b);
     });
   }
   run.a = RunOpenLoop(session.client(), a, progress_a);

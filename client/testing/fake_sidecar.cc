@@ -136,6 +136,7 @@ class FakeSidecar::Services final : public v1::HedgedRead::CallbackService,
     {
       absl::MutexLock lock(&mu_);
       last_request_ = *request;
+      last_peer_ = context->peer();
     }
     if (request->path() == "/hang") return new HangingReactor();
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -167,9 +168,15 @@ class FakeSidecar::Services final : public v1::HedgedRead::CallbackService,
     return last_request_;
   }
 
+  std::string last_peer() const {
+    absl::MutexLock lock(&mu_);
+    return last_peer_;
+  }
+
  private:
   mutable absl::Mutex mu_;
   v1::ReadRequest last_request_ ABSL_GUARDED_BY(mu_);
+  std::string last_peer_ ABSL_GUARDED_BY(mu_);
 };
 
 std::unique_ptr<FakeSidecar> FakeSidecar::Start(const std::string& address) {
@@ -207,5 +214,7 @@ FakeSidecar::~FakeSidecar() {
 v1::ReadRequest FakeSidecar::last_request() const {
   return services_->last_request();
 }
+
+std::string FakeSidecar::last_peer() const { return services_->last_peer(); }
 
 }  // namespace tailgate::testing

@@ -63,6 +63,8 @@ class FakeSidecar {
 
   // The descriptor of the last Read received (empty before any).
   v1::ReadRequest last_request() const;
+  // The peer address of the connection it came on ("ipv4:127.0.0.1:PORT").
+  std::string last_peer() const;
 
  private:
   class Services;
