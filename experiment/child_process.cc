@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tests/e2e/shell_like_spawn.h"
 
 extern char** environ;
 
@@ -49,20 +50,11 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const testing::ShellLikeSpawnAttr attr;
   pid_t pid = 0;
-  const int error = posix_spawnp(&pid, args[0].c_str(), &actions, &attr,
+  const int error = posix_spawnp(&pid, args[0].c_str(), &actions, attr.get(),
                                  pointers.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (error != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot run ", absl::StrJoin(argv, " "), ": ",

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tests/e2e/shell_like_spawn.h"
 
 extern char** environ;
 
@@ -63,22 +64,11 @@ absl::StatusOr<std::unique_ptr<TailgateProcess>> TailgateProcess::Start(
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  // The test runner may block signals; the child must start with none
-  // blocked and default dispositions, as from a shell.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const ShellLikeSpawnAttr attr;
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, binary.c_str(), &actions, &attr,
+  const int error = posix_spawn(&pid, binary.c_str(), &actions, attr.get(),
                                 argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   close(fds[1]);
   if (error != 0) {
     close(fds[0]);
