@@ -1,0 +1,144 @@
+// EngineImpl: the executor of ReadDecision's actions on the CurlLoop.
+//
+// Submit (any thread) admits a read and queues it in the ReadInbox; the loop
+// thread starts it, and from then on every event — a transfer done, a timer,
+// a cancellation — goes to the read's ReadDecision, whose actions Execute
+// carries out: launch an attempt, arm the hedge timer, cancel an attempt,
+// count a skipped extra attempt, finish the read.
+//
+// engine.cc holds what callers reach (Submit, Cancel, Snapshot,
+// SetUpstreams, Create); engine_loop.cc what runs on the loop thread (the
+// CurlLoop callbacks and the executors). Internal to the engine: callers
+// use engine.h.
+
+#ifndef TAILGATE_HEDGE_TRANSPORT_ENGINE_IMPL_H_
+#define TAILGATE_HEDGE_TRANSPORT_ENGINE_IMPL_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "hedge/admission_limits.h"
+#include "hedge/config/engine_config.h"
+#include "hedge/discovery/resolver.h"
+#include "hedge/read_decision.h"
+#include "hedge/sync/thread_checker.h"
+#include "hedge/tenant_table.h"
+#include "hedge/transport/attempt_slots.h"
+#include "hedge/transport/curl_loop.h"
+#include "hedge/transport/engine.h"
+#include "hedge/transport/engine_counters.h"
+#include "hedge/transport/read_inbox.h"
+#include "hedge/transport/read_state.h"
+#include "hedge/transport/upstream.h"
+#include "hedge/transport/upstream_directory.h"
+
+namespace tailgate::hedge::transport {
+
+enum class TimerKind : uint64_t { kHedge = 0, kDeadline = 1 };
+
+inline uint64_t TimerKey(uint64_t read_id, TimerKind kind) {
+  return (read_id << 1) | static_cast<uint64_t>(kind);
+}
+
+inline constexpr char kShuttingDown[] = "tailgate is shutting down";
+
+class EngineImpl final : public Engine, private CurlLoop::Callbacks {
+ public:
+  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer,
+             discovery::Resolver* resolver)
+      : config_(std::move(config)),
+        clock_(clock),
+        own_resolver_(resolver == nullptr
+                          ? std::make_unique<discovery::SystemResolver>()
+                          : nullptr),
+        upstreams_(config_, clock, observer,
+                   resolver == nullptr ? *own_resolver_ : *resolver),
+        limits_(config_.admission),
+        tenants_(config_.admission.max_requests, config_.tenant_share),
+        loop_(
+            clock, *this,
+            CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
+                              config_.timer_spin}) {}
+
+  // OnStop completes every read, queued ones included, on the loop thread.
+  ~EngineImpl() override { loop_.Stop(); }
+
+  absl::Status Start() {
+    upstreams_.Replace(config_.upstreams);
+    upstreams_.StartRefresher();
+    return loop_.Start();
+  }
+
+  absl::StatusOr<uint64_t> Submit(EngineRead request,
+                                  ReadCallback done) override;
+  void Cancel(uint64_t read_id) override;
+  absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) override;
+  EngineSnapshot Snapshot() const override;
+  Clock& clock() const override { return clock_; }
+
+ private:
+  // CurlLoop::Callbacks, all on the loop thread.
+  void OnWakeup() override;
+  void OnTimer(uint64_t key) override;
+  void OnTransferDone(CURL* easy, CURLcode result) override;
+  absl::Time BeforeWait() override;
+  void OnStop() override;
+
+  // The actions' executors, loop thread only.
+  void Execute(Read& read, const Actions& actions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Returns false when the attempt could not be started.
+  bool Launch(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // A cancelled attempt is uncounted at once, but its handle is detached
+  // (closing its connection) only by Finish, after the caller has heard
+  // back: the answer does not wait for the connection's teardown.
+  void CancelAttempt(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void Finish(Read& read, const Action& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // The read's timer hedge answered it: the hedge accounting.
+  void CountTimerHedgeWin(Read& read, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+
+  void Start(std::unique_ptr<Read> read, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void CountFailure(Upstream& upstream, size_t replica);
+  void Uncount(ReplicaCounters& replica);
+  void Detach(AttemptSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void CompleteUnstarted(Read& read)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+
+  // Constant after construction (config_.upstreams: the sets at start).
+  const EngineConfig config_;
+  Clock& clock_;
+  const std::unique_ptr<discovery::Resolver> own_resolver_;  // may be null
+  // The current replica sets; safe from any thread.
+  UpstreamDirectory upstreams_;
+  AdmissionLimits limits_;
+  TenantTable tenants_;
+  EngineCounters counters_;
+  std::array<TenantCounters, TenantTable::kSlots> tenant_counters_;
+  std::atomic<uint64_t> next_id_{1};
+
+  ReadInbox inbox_;  // callers -> loop thread
+
+  // Loop thread only: the first callback binds the checker to it.
+  ThreadChecker loop_thread_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
+      ABSL_GUARDED_BY(loop_thread_);
+  AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
+  // The generation whose resolved addresses were last warmed (Expect).
+  std::shared_ptr<const UpstreamSet> warmed_set_ ABSL_GUARDED_BY(loop_thread_);
+  bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;
+
+  CurlLoop loop_;  // last: stopped before the state above goes away
+};
+
+}  // namespace tailgate::hedge::transport
+
+#endif  // TAILGATE_HEDGE_TRANSPORT_ENGINE_IMPL_H_

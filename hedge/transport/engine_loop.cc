@@ -1,0 +1,315 @@
+// Engine's loop-thread side: the CurlLoop callbacks and the executors of
+// each read's actions (engine_impl.h).
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "hedge/read_decision.h"
+#include "hedge/transport/attempt_slots.h"
+#include "hedge/transport/curl_loop.h"
+#include "hedge/transport/curl_support.h"
+#include "hedge/transport/engine_counters.h"
+#include "hedge/transport/engine_impl.h"
+#include "hedge/transport/http_attempt.h"
+#include "hedge/transport/read_inbox.h"
+#include "hedge/transport/read_result.h"
+#include "hedge/transport/read_state.h"
+#include "hedge/transport/upstream.h"
+#include "hedge/transport/upstream_directory.h"
+
+namespace tailgate::hedge::transport {
+
+void EngineImpl::OnWakeup() {
+  loop_thread_.AssertOnOwner();
+  ReadInbox::Batch batch = inbox_.Take();
+  // Every loop iteration comes here: most find the inbox empty.
+  if (batch.reads.empty() && batch.cancelled.empty()) return;
+  const absl::Time now = clock_.Now();
+  for (std::unique_ptr<Read>& read : batch.reads) Start(std::move(read), now);
+  for (uint64_t id : batch.cancelled) {
+    auto it = reads_.find(id);
+    if (it != reads_.end()) {
+      Execute(*it->second, it->second->decision.OnCancel(now));
+    }
+  }
+}
+
+void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
+  Read& read = *owned;
+  reads_.emplace(read.id, std::move(owned));
+  loop_.ArmTimer(read.deadline, TimerKey(read.id, TimerKind::kDeadline));
+  // From admission, like the deadline: the hedge delay counts the time
+  // the read waited for this loop thread to wake up.
+  Execute(read, read.decision.Start(read.admitted));
+}
+
+void EngineImpl::OnTimer(uint64_t key) {
+  loop_thread_.AssertOnOwner();
+  auto it = reads_.find(key >> 1);
+  if (it == reads_.end()) return;  // finished before its timer
+  Read& read = *it->second;
+  const absl::Time now = clock_.Now();
+  if (static_cast<TimerKind>(key & 1) == TimerKind::kDeadline) {
+    Execute(read, read.decision.OnDeadline(now, read.deadline_source));
+  } else {
+    Execute(read, read.decision.OnHedgeTimer(now));
+  }
+}
+
+void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
+  loop_thread_.AssertOnOwner();
+  void* owner = nullptr;
+  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &owner);
+  auto* slot = static_cast<AttemptSlot*>(owner);
+  Detach(slot);
+  Read& read = *slot->read;
+  const AttemptOutcome outcome = slot->http.Classify(result);
+  const absl::Time now = clock_.Now();
+  ReplicaCounters& replica = read.counters(slot->index);
+  replica.attempt_duration.Record(now - slot->started);
+  if (outcome != AttemptOutcome::kSuccess) {
+    CountFailure(read.upstream, read.replica(slot->index));
+    read.upstream.warm().ForgetPeerOf(easy);
+  }
+  if (slot->index == 0) {
+    read.upstream.delay().ObservePrimary(
+        now, now - slot->started,
+        outcome == AttemptOutcome::kSuccess
+            ? HedgeDelayPolicy::PrimaryEnd::kAnswered
+            : HedgeDelayPolicy::PrimaryEnd::kCensored);
+  }
+  Uncount(replica);
+  // The slot keeps the response until Finish takes it or the read ends.
+  Execute(read, read.decision.OnAttemptDone(slot->index, outcome, now));
+}
+
+absl::Time EngineImpl::BeforeWait() {
+  loop_thread_.AssertOnOwner();
+  absl::Time next = absl::InfiniteFuture();
+  // The current generation's pools; a vanished upstream's go with the
+  // last read that holds it.
+  std::shared_ptr<const UpstreamSet> set = upstreams_.Current();
+  if (set != warmed_set_) {
+    // A new generation: the addresses of resolved names join warm.
+    for (const auto& upstream : set->all()) {
+      for (size_t i = 0; i < upstream->size(); ++i) {
+        const hygiene::ReplicaUrl& replica = upstream->replica(i);
+        if (!replica.address.empty()) {
+          upstream->warm().Expect(replica.address, replica.port);
+        }
+      }
+    }
+    warmed_set_ = set;
+  }
+  for (const auto& upstream : set->all()) {
+    next = std::min(next, upstream->warm().Refill());
+  }
+  return next;
+}
+
+void EngineImpl::OnStop() {
+  loop_thread_.AssertOnOwner();
+  stopping_ = true;
+  // Reads queued since the last wake-up never started: no later one can
+  // join them, and they are told here, on the loop thread, like every read.
+  ReadInbox::Batch queued = inbox_.Close();
+  for (std::unique_ptr<Read>& read : queued.reads) CompleteUnstarted(*read);
+  const absl::Time now = clock_.Now();
+  std::vector<uint64_t> ids;
+  ids.reserve(reads_.size());
+  for (const auto& [id, read] : reads_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto it = reads_.find(id);
+    if (it != reads_.end()) {
+      Execute(*it->second, it->second->decision.OnCancel(now));
+    }
+  }
+}
+
+void EngineImpl::Execute(Read& read, const Actions& actions) {
+  int failed_launch = -1;
+  for (const Action& action : actions) {
+    switch (action.type) {
+      case Action::Type::kLaunch:
+        if (!Launch(read, action)) failed_launch = action.attempt;
+        break;
+      case Action::Type::kArmHedgeTimer:
+        loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
+        break;
+      case Action::Type::kCancel:
+        CancelAttempt(read, action);
+        break;
+      case Action::Type::kExtraSkipped:
+        counters_.CountSkip(action.skip);
+        break;
+      case Action::Type::kFinish:
+        Finish(read, action);
+        return;  // `read` is gone
+    }
+  }
+  if (failed_launch >= 0) {
+    // Could not even start the transfer: the replica failed, as far as the
+    // read is concerned.
+    Execute(read,
+            read.decision.OnAttemptDone(
+                failed_launch, AttemptOutcome::kTransportError, clock_.Now()));
+  }
+}
+
+bool EngineImpl::Launch(Read& read, const Action& action) {
+  Upstream& upstream = read.upstream;
+  AttemptSlot* slot = slots_.Take(read, action.attempt, clock_.Now());
+  read.slots[action.attempt] = slot;
+
+  AttemptRequest request;
+  const hygiene::ReplicaUrl& replica_url = upstream.replica(action.replica);
+  request.url = hygiene::BuildAttemptUrl(replica_url, read.request.target);
+  if (!replica_url.address.empty()) {
+    request.connect_to =
+        absl::StrCat(replica_url.host, ":", replica_url.port, ":",
+                     replica_url.address, ":", replica_url.port);
+  }
+  request.head = read.request.head;
+  request.headers = &read.request.headers;
+  request.http_version = upstream.config().http_version;
+  request.ca_file = &upstream.config().ca_file;
+  request.warm = &upstream.warm();
+
+  ReplicaCounters& replica = upstream.counters(action.replica);
+  replica.CountAttempt(action.kind);
+  counters_.CountLaunch(action.kind);
+  if (action.kind != AttemptKind::kPrimary) {
+    Bump(upstream.totals().hedges);
+    Bump(tenant_counters_[read.tenant].hedges);
+  }
+  if (action.kind == AttemptKind::kHedge) Bump(upstream.totals().timer_hedges);
+  if (!slot->http.Prepare(request, upstream.attempt_limits(), slot).ok() ||
+      !loop_.AddTransfer(slot->http.handle()).ok()) {
+    CountFailure(upstream, action.replica);
+    slots_.Release(std::exchange(read.slots[action.attempt], nullptr));
+    return false;
+  }
+  slot->in_multi = true;
+  Bump(replica.in_flight, int64_t{1});
+  Bump(counters_.in_flight_attempts, int64_t{1});
+  return true;
+}
+
+void EngineImpl::CancelAttempt(Read& read, const Action& action) {
+  // Always followed by the read's kFinish, which detaches the handle.
+  AttemptSlot* slot = read.slots[action.attempt];
+  if (action.timed_out) {
+    CountFailure(read.upstream, read.replica(action.attempt));
+    if (slot != nullptr) read.upstream.warm().ForgetPeerOf(slot->http.handle());
+  }
+  if (slot == nullptr) return;
+  Uncount(read.counters(action.attempt));
+  if (action.attempt == 0) {
+    // Cut short: an answer would have taken longer than this.
+    const absl::Time now = clock_.Now();
+    read.upstream.delay().ObservePrimary(
+        now, now - slot->started, HedgeDelayPolicy::PrimaryEnd::kCensored);
+  }
+}
+
+void EngineImpl::Finish(Read& read, const Action& action) {
+  const absl::Time now = clock_.Now();
+  absl::StatusOr<EngineResponse> result;
+  if (action.attempt >= 0) {
+    EngineResponse response = TakeResponse(read, action.attempt, now);
+    if (response.trace.hedge_won) {
+      Bump(counters_.hedge_wins);
+      Bump(read.upstream.totals().hedge_wins);
+      Bump(tenant_counters_[read.tenant].hedge_wins);
+      if (read.decision.kind(action.attempt) == AttemptKind::kHedge) {
+        CountTimerHedgeWin(read, now);
+      }
+    }
+    result = std::move(response);
+  } else {
+    counters_.CountReadError(action.error);
+    result = ReadErrorStatus(
+        action.error,
+        ErrorContext{limits_.attempts().capacity(),
+                     read.upstream.attempt_limits().max_body_bytes,
+                     read.upstream.timeout(), read.deadline_source,
+                     stopping_});
+  }
+  counters_.request_duration.Record(now - read.admitted);
+  Bump(counters_.in_flight_requests, int64_t{-1});
+
+  // Its timers would only wake the loop for nothing.
+  loop_.CancelTimer(TimerKey(read.id, TimerKind::kHedge));
+  loop_.CancelTimer(TimerKey(read.id, TimerKind::kDeadline));
+  std::unique_ptr<Read> owned = std::move(reads_.extract(read.id).mapped());
+  // Free the max_requests slot before the caller hears back, so a caller that
+  // reads sequentially is never refused by its own previous read.
+  owned->tenant_permit.Release();
+  owned->permit.Release();
+  owned->upstream_permit.Release();
+  ReadCallback done = std::move(owned->done);
+  done(std::move(result));
+  // Only now close the losers still transferring (already uncounted by
+  // Cancel): the answer does not wait for their connections' teardown.
+  UpstreamCounters& totals = owned->upstream.totals();
+  for (AttemptSlot*& slot : owned->slots) {
+    if (slot == nullptr) continue;
+    const bool loser = action.attempt >= 0 && slot->in_multi;
+    if (loser) {
+      Bump(totals.loser_bytes,
+           static_cast<uint64_t>(slot->http.bytes_received()));
+    }
+    Detach(slot);
+    if (loser) {
+      Bump(totals.losers_released);
+      Bump(totals.loser_release_nanos,
+           absl::ToInt64Nanoseconds(clock_.Now() - now));
+    }
+    slots_.Release(std::exchange(slot, nullptr));
+  }
+}
+
+void EngineImpl::CountTimerHedgeWin(Read& read, absl::Time now) {
+  UpstreamCounters& totals = read.upstream.totals();
+  Bump(totals.timer_hedge_wins);
+  // The primary, cancelled, had run this long (its slot is released only
+  // after this).
+  const AttemptSlot* primary = read.slots[0];
+  const absl::Time started =
+      primary != nullptr ? primary->started : read.admitted;
+  const std::optional<absl::Duration> saved =
+      read.upstream.delay().MedianRemaining(now - started);
+  if (saved.has_value()) totals.latency_saved.Record(*saved);
+}
+
+void EngineImpl::CountFailure(Upstream& upstream, size_t replica) {
+  Bump(upstream.counters(replica).failures);
+  Bump(counters_.backend_failures);
+}
+
+void EngineImpl::Uncount(ReplicaCounters& replica) {
+  Bump(replica.in_flight, int64_t{-1});
+  Bump(counters_.in_flight_attempts, int64_t{-1});
+}
+
+void EngineImpl::Detach(AttemptSlot* slot) {
+  if (!slot->in_multi) return;
+  slot->in_multi = false;
+  // Removing an unfinished transfer closes its connection, so the replica
+  // sees the loser go away.
+  loop_.RemoveTransfer(slot->http.handle());
+}
+
+void EngineImpl::CompleteUnstarted(Read& read) {
+  Bump(counters_.in_flight_requests, int64_t{-1});
+  read.tenant_permit.Release();
+  read.permit.Release();
+  read.upstream_permit.Release();
+  read.done(absl::UnavailableError(kShuttingDown));
+}
+
+}  // namespace tailgate::hedge::transport
