@@ -39,10 +39,18 @@
 // left is drained: no new attempt, those in flight finish
 // (upstream_directory.h).
 //
-// Thread safety: Submit, Cancel, Snapshot and SetUpstreams are safe from
-// any thread until the destructor starts. The loop thread owns the CURLM
-// handle, every easy handle, every timer and every read's state (see
-// curl_loop.h).
+// Guests on the loop thread: RunOnLoop hands a task the loop's libevent
+// event_base on the loop thread, where a front door may serve its
+// connections (server/http_door). A read submitted from the loop thread
+// starts in the same loop iteration, without a wake-up, and its callback,
+// also on the loop thread, may answer the client directly: such a read
+// never changes thread.
+//
+// Thread safety: Submit, Cancel, Snapshot, SetUpstreams and RunOnLoop are
+// safe from any thread until the destructor starts (Submit and Cancel also
+// from the loop thread: from a read's callback or a guest's event). The
+// loop thread owns the CURLM handle, the event_base, every easy handle,
+// every timer and every read's state (see curl_loop.h).
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_ENGINE_H_
 #define TAILGATE_HEDGE_TRANSPORT_ENGINE_H_
@@ -63,6 +71,8 @@
 #include "hedge/discovery/resolver.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine_snapshot.h"
+
+struct event_base;  // libevent's
 
 namespace tailgate::hedge {
 
@@ -152,6 +162,18 @@ class Engine {
   virtual absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) = 0;
 
   virtual EngineSnapshot Snapshot() const = 0;
+
+  // Runs `task` on the loop thread, in the loop's next iteration, with the
+  // loop's event_base. Events the task creates on the base run their
+  // callbacks on the loop thread, where they may Submit and Cancel; they
+  // must not block, must never be touched from another thread (the base
+  // has no lock), and must all be freed, on the loop thread, before the
+  // engine is destroyed. FAILED_PRECONDITION, and `task` never runs, if
+  // the loop is not running (it has stopped, or this engine has none).
+  virtual absl::Status RunOnLoop(
+      absl::AnyInvocable<void(event_base*)> /*task*/) {
+    return absl::FailedPreconditionError("this engine runs no loop");
+  }
 
   // The engine's clock, for computing deadlines.
   virtual Clock& clock() const = 0;

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -79,6 +80,11 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) override;
   EngineSnapshot Snapshot() const override;
   Clock& clock() const override { return clock_; }
+  absl::Status RunOnLoop(
+      absl::AnyInvocable<void(event_base*)> task) override {
+    if (loop_.Post(std::move(task))) return absl::OkStatus();
+    return absl::FailedPreconditionError("the engine's loop has stopped");
+  }
 
  private:
   // CurlLoop::Callbacks, all on the loop thread.

@@ -72,14 +72,14 @@ curl_socket_t WarmConnections::OnOpenSocket(void* self, curlsocktype purpose,
     return NewSocket(address->family, address->socktype, address->protocol);
   }
   auto* const warm = static_cast<WarmConnections*>(self);
-  warm->loop_thread_.AssertOnOwner();  // curl_multi_perform calls back
+  warm->loop_thread_.AssertOnOwner();  // curl_multi_socket_action calls back
   return warm->OpenSocket(*address);
 }
 
 int WarmConnections::OnSocketOption(void* self, curl_socket_t fd,
                                     curlsocktype) noexcept {
   auto* const warm = static_cast<WarmConnections*>(self);
-  warm->loop_thread_.AssertOnOwner();  // curl_multi_perform calls back
+  warm->loop_thread_.AssertOnOwner();  // curl_multi_socket_action calls back
   // Erasing first: a warm fd is reported as connected exactly once.
   return warm->handed_out_.erase(fd) > 0 ? CURL_SOCKOPT_ALREADY_CONNECTED
                                          : CURL_SOCKOPT_OK;

@@ -34,8 +34,8 @@
 // per_address 0 (then Attach and Expect do nothing).
 //
 // Thread safety: loop thread only (curl calls back from
-// curl_multi_perform): construction and destruction may happen on another
-// thread, and the first thread to call a method becomes the owner (the
+// curl_multi_socket_action): construction and destruction may happen on
+// another thread, and the first thread to call a method becomes the owner (the
 // loop_thread_ capability, checked by clang's -Wthread-safety at compile
 // time and in debug builds at run time). stats() is safe from any thread.
 

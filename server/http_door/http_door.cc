@@ -5,19 +5,14 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <event2/thread.h>
 #include <netinet/in.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,14 +44,6 @@ constexpr ev_ssize_t kMaxBodyBytes = 4 << 10;
 // bytes it sends meanwhile (pipelined requests) wait for evhttp, up to
 // this much, then reading pauses until the answer is written.
 constexpr size_t kHeldInputBytes = 64 << 10;
-
-
-// libevent's pthreads locking, before the first event_base, so that the
-// engine's thread may event_active the door's wake-up event.
-void UseThreads() {
-  static std::once_flag once;
-  std::call_once(once, [] { evthread_use_pthreads(); });
-}
 
 HttpMethod MethodOf(evhttp_request* request) {
   switch (evhttp_request_get_command(request)) {
@@ -94,9 +81,11 @@ class HttpDoor::Impl {
       : options_(options), admission_(admission) {}
   ~Impl();
 
-  absl::Status Bind();
-  void InstallAcceptBackoff(evhttp_bound_socket* socket);
-  void StartThread();
+  // Runs `step` on the engine's loop thread, with the loop's base, and
+  // waits for its status; FAILED_PRECONDITION if the loop is not running.
+  absl::Status OnLoop(absl::AnyInvocable<absl::Status(event_base*)> step);
+  // Loop thread: makes evhttp on the engine's base and binds.
+  absl::Status Bind(event_base* base);
   const ListenAddress& address() const { return address_; }
 
  private:
@@ -116,11 +105,10 @@ class HttpDoor::Impl {
     bool closed = false;
     event* header_timer = nullptr;  // armed while waiting for a request
     Exchange* exchange = nullptr;   // the request being answered, if any
+    event* registration = nullptr;  // runs OnRegister once, after accept
   };
 
-  // One request being answered. Door thread only, except that the engine's
-  // callback carries the pointer (never dereferenced there) into the
-  // completion queue.
+  // One request being answered. Door thread only.
   struct Exchange {
     enum class State {
       kReading,  // the engine has the read; the connection is held
@@ -142,11 +130,6 @@ class HttpDoor::Impl {
     size_t high_watermark = 0;
   };
 
-  struct Completion {
-    Exchange* exchange;
-    absl::StatusOr<hedge::EngineResponse> result;
-  };
-
   // libevent callbacks (door thread).
   static bufferevent* OnAccept(event_base* base, void* arg) noexcept;
   static void OnRegister(evutil_socket_t, short, void* arg) noexcept;
@@ -155,10 +138,8 @@ class HttpDoor::Impl {
   static void OnHeaderTimeout(evutil_socket_t, short, void* arg) noexcept;
   static void OnHeldEvent(bufferevent* bev, short what, void* arg) noexcept;
   static void OnReplyComplete(evhttp_request* request, void* arg) noexcept;
-  static void OnWake(evutil_socket_t, short, void* arg) noexcept;
   static void OnRawWritten(bufferevent* bev, void* arg) noexcept;
   static void OnRawEvent(bufferevent* bev, short what, void* arg) noexcept;
-  static void OnStop(evutil_socket_t, short, void* arg) noexcept;
 
   void Attach(Connection* connection, evhttp_connection* evcon)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -172,6 +153,7 @@ class HttpDoor::Impl {
   void StartRead(Exchange* exchange, const DoorRead& read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void Hold(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Gives the connection back to evhttp. REQUIRES: Send follows at once.
   void Unhold(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Writes `reply` as the answer to `exchange`'s request; the exchange ends
   // in OnReplyComplete or OnClosed.
@@ -183,61 +165,75 @@ class HttpDoor::Impl {
   // Writes `reply` straight to the connection, then closes it.
   void AnswerRawAndClose(Connection* connection, const HttpReply& reply)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  void Deliver(Completion completion)
+  // The engine has completed `exchange`'s read (its callback, on this
+  // thread).
+  void Deliver(Exchange* exchange,
+               absl::StatusOr<hedge::EngineResponse> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void End(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-
-  // Engine loop thread.
-  void PostCompletion(Exchange* exchange,
-                      absl::StatusOr<hedge::EngineResponse> result)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes what evhttp queued on `connection` now (see the definition).
+  void WriteNow(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The destructor's steps: cancel the reads in flight, then, once the
+  // engine has completed them all, free evhttp and every connection.
+  void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void FinishTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Constant after Bind.
   const HttpDoorOptions options_;
   ReadAdmission& admission_;
-  event_base* base_ = nullptr;
-  evhttp* http_ = nullptr;
-  std::unique_ptr<AcceptBackoff> accept_backoff_;
-  event* wake_ = nullptr;  // activated by PostCompletion
-  event* stop_ = nullptr;  // activated by the destructor
+  event_base* base_ = nullptr;  // the engine's
   ListenAddress address_;
-  std::thread thread_;
 
-  // The door's thread from StartThread until it is joined; then the
-  // destructor's.
+  // The engine's loop thread (bound by Bind); the destructor's if the loop
+  // is not running.
   hedge::ThreadChecker door_thread_;
+  evhttp* http_ ABSL_GUARDED_BY(door_thread_) = nullptr;
+  std::unique_ptr<AcceptBackoff> accept_backoff_ ABSL_GUARDED_BY(door_thread_);
   absl::flat_hash_map<bufferevent*, std::unique_ptr<Connection>> connections_
       ABSL_GUARDED_BY(door_thread_);
   int64_t open_connections_ ABSL_GUARDED_BY(door_thread_) = 0;
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
-
-  hedge::Mutex mu_;
-  hedge::CondVar all_completed_;
-  std::vector<Completion> completed_ ABSL_GUARDED_BY(mu_);
   // Engine reads whose callback has not run yet.
-  int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
+
+  // Set on the loop thread once FinishTeardown has run; the destructor
+  // waits for it.
+  hedge::Mutex torn_down_mu_;
+  hedge::CondVar torn_down_changed_;
+  bool torn_down_ ABSL_GUARDED_BY(torn_down_mu_) = false;
 };
 
-absl::Status HttpDoor::Impl::Bind() {
-  UseThreads();
-  // Batch the epoll changes of one loop turn into one epoll_ctl each: the
-  // door re-arms a connection's interest several times per read (hold while
-  // the engine has it, give back, write), and without the change list each
-  // re-arm is a system call (6 epoll_ctl per read, measured; 3 with it).
-  // libevent's caveat for the change list is descriptors cloned with dup(),
-  // which the door never makes.
-  event_config* config = event_config_new();
-  if (config != nullptr) {
-    event_config_set_flag(config, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-    base_ = event_base_new_with_config(config);
-    event_config_free(config);
-  }
-  if (base_ != nullptr) http_ = evhttp_new(base_);
-  if (http_ != nullptr) {
-    wake_ = event_new(base_, -1, 0, &Impl::OnWake, this);
-    stop_ = event_new(base_, -1, 0, &Impl::OnStop, base_);
-  }
-  if (wake_ == nullptr || stop_ == nullptr) {
+absl::Status HttpDoor::Impl::OnLoop(
+    absl::AnyInvocable<absl::Status(event_base*)> step) {
+  hedge::Mutex mu;
+  hedge::CondVar ran_changed;
+  bool ran = false;
+  absl::Status result;
+  absl::Status posted = admission_.engine().RunOnLoop(
+      [&](event_base* base) {
+        absl::Status status = step(base);
+        hedge::MutexLock lock(&mu);
+        result = std::move(status);
+        ran = true;
+        ran_changed.SignalAll();
+      });
+  if (!posted.ok()) return posted;
+  hedge::MutexLock lock(&mu);
+  while (!ran) ran_changed.Wait(&mu);
+  return result;
+}
+
+absl::Status HttpDoor::Impl::Bind(event_base* base) {
+  door_thread_.BindToCurrentThread();
+  door_thread_.AssertOnOwner();
+  // The engine's base batches the epoll changes of one loop turn into one
+  // epoll_ctl per descriptor (its change list): the door re-arms a
+  // connection's interest several times per read (hold while the engine
+  // has it, give back, write).
+  base_ = base;
+  http_ = evhttp_new(base_);
+  if (http_ == nullptr) {
     return absl::InternalError("cannot create the HTTP door");
   }
   evhttp_set_allowed_methods(http_, kAllMethods);
@@ -260,7 +256,9 @@ absl::Status HttpDoor::Impl::Bind() {
       return absl::InternalError("cannot serve HTTP on the unix socket");
     }
     address_ = address;
-    InstallAcceptBackoff(socket);
+    accept_backoff_ = AcceptBackoff::Install(
+        evhttp_bound_socket_get_listener(socket), base_, absl::Seconds(1),
+        options_.accept_failed);
     return absl::OkStatus();
   }
   socket = evhttp_bind_socket_with_handle(
@@ -272,78 +270,67 @@ absl::Status HttpDoor::Impl::Bind() {
   absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
-  InstallAcceptBackoff(socket);
-  return absl::OkStatus();
-}
-
-void HttpDoor::Impl::InstallAcceptBackoff(evhttp_bound_socket* socket) {
   accept_backoff_ = AcceptBackoff::Install(
       evhttp_bound_socket_get_listener(socket), base_, absl::Seconds(1),
       options_.accept_failed);
-}
-
-void HttpDoor::Impl::StartThread() {
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "http_door");
-    // A write to a connection the client has closed must fail with EPIPE,
-    // not kill the process (SIGPIPE goes to the writing thread).
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    door_thread_.BindToCurrentThread();
-    event_base_dispatch(base_);
-  });
+  return absl::OkStatus();
 }
 
 HttpDoor::Impl::~Impl() {
-  if (thread_.joinable()) {
-    event_active(stop_, EV_READ, 0);
-    thread_.join();
+  const absl::Status posted = OnLoop([this](event_base*) {
+    door_thread_.AssertOnOwner();
+    BeginTeardown();
+    return absl::OkStatus();
+  });
+  if (!posted.ok()) {
+    // The loop is not running (it never started, or the engine broke the
+    // order of destruction): no callback can come any more, so this thread
+    // takes the door's state and frees it.
+    door_thread_.Detach();
+    door_thread_.AssertOnOwner();
+    FinishTeardown();
   }
-  // From here on this thread owns what was the door thread's.
-  door_thread_.Detach();
-  door_thread_.AssertOnOwner();
-  // Reads still in flight (a drain that timed out) are cancelled, and their
-  // completions awaited: the engine must not call back into a freed door.
+  hedge::MutexLock lock(&torn_down_mu_);
+  while (!torn_down_) torn_down_changed_.Wait(&torn_down_mu_);
+}
+
+// Reads still in flight (a drain that timed out) are cancelled; once the
+// engine has completed them (Deliver), FinishTeardown frees the rest: the
+// engine must not call back into a freed door.
+void HttpDoor::Impl::BeginTeardown() {
+  stopping_ = true;
   for (auto& [bev, connection] : connections_) {
     Exchange* exchange = connection->exchange;
     if (exchange != nullptr && exchange->state == Exchange::State::kReading) {
       admission_.engine().Cancel(exchange->read_id);
     }
   }
-  std::vector<Completion> completed;
-  {
-    hedge::MutexLock lock(&mu_);
-    while (outstanding_ > 0) all_completed_.Wait(&mu_);
-    completed.swap(completed_);
-  }
-  stopping_ = true;
-  for (Completion& completion : completed) Deliver(std::move(completion));
+  if (outstanding_ == 0) FinishTeardown();
+}
+
+void HttpDoor::Impl::FinishTeardown() {
   accept_backoff_.reset();  // before evhttp_free frees its listener
   // Closes every connection; OnClosed ends their exchanges.
   if (http_ != nullptr) evhttp_free(http_);
+  http_ = nullptr;
   for (auto& [bev, connection] : connections_) {
     if (connection->registering) bufferevent_decref(bev);
-    if (connection->header_timer != nullptr) {
-      event_free(connection->header_timer);
+    for (event* timer : {connection->header_timer, connection->registration}) {
+      if (timer != nullptr) event_free(timer);
     }
   }
   connections_.clear();
-  if (wake_ != nullptr) event_free(wake_);
-  if (stop_ != nullptr) event_free(stop_);
-  if (base_ != nullptr) event_base_free(base_);
-}
-
-void HttpDoor::Impl::OnStop(evutil_socket_t, short, void* base) noexcept {
-  event_base_loopbreak(static_cast<event_base*>(base));
+  hedge::MutexLock lock(&torn_down_mu_);
+  torn_down_ = true;
+  torn_down_changed_.SignalAll();
 }
 
 // evhttp asks for a bufferevent for each accepted connection: the one hook
 // it offers at accept time. The evhttp_connection does not exist yet, so
 // OnRegister, on the next loop iteration, finds it, sets the close callback
 // and closes it if it is over the limit; a first request may come earlier
-// (OnRequest then attaches it).
+// (OnRequest then attaches it). OnRegister runs from an event of the
+// connection's own, so that a teardown before it runs can cancel it.
 bufferevent* HttpDoor::Impl::OnAccept(event_base* base, void* arg) noexcept {
   auto* self = static_cast<Impl*>(arg);
   self->door_thread_.AssertOnOwner();
@@ -355,9 +342,11 @@ bufferevent* HttpDoor::Impl::OnAccept(event_base* base, void* arg) noexcept {
       self, bev, self->open_connections_ > self->options_.max_connections});
   connection->header_timer =
       evtimer_new(base, &Impl::OnHeaderTimeout, connection.get());
+  connection->registration =
+      evtimer_new(base, &Impl::OnRegister, connection.get());
   const timeval now = {0, 0};
-  if (event_base_once(base, -1, EV_TIMEOUT, &Impl::OnRegister,
-                      connection.get(), &now) != 0) {
+  if (connection->registration == nullptr ||
+      evtimer_add(connection->registration, &now) != 0) {
     connection->registering = false;
     bufferevent_decref(bev);
   }
@@ -396,6 +385,7 @@ void HttpDoor::Impl::OnRegister(evutil_socket_t, short, void* arg) noexcept {
   connection->registering = false;
   if (connection->closed) {
     event_free(connection->header_timer);
+    event_free(connection->registration);  // this one, which has run
     self->connections_.erase(bev);  // deletes `connection`
   }
   bufferevent_decref(bev);
@@ -452,6 +442,9 @@ void HttpDoor::Impl::OnClosed(evhttp_connection*, void* arg) noexcept {
   self->MarkClosed(connection);
   if (!connection->registering) {
     event_free(connection->header_timer);
+    if (connection->registration != nullptr) {
+      event_free(connection->registration);  // not pending: it has run
+    }
     self->connections_.erase(connection->bev);
   }
 }
@@ -485,6 +478,13 @@ void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
         Stage::kAdmission);
     reply.close = true;
     Answer(connection, request, std::move(reply));
+    return;
+  }
+  if (stopping_) {
+    // The door is being destroyed: no read may start any more.
+    Answer(connection, request,
+           ReplyForError(absl::UnavailableError("tailgate is shutting down"),
+                         Stage::kAdmission));
     return;
   }
   const HttpRequestIn in = RequestIn(request);
@@ -529,22 +529,20 @@ void HttpDoor::Impl::StartRead(Exchange* exchange, const DoorRead& read) {
   exchange->holds_slot = true;
   exchange->state = Exchange::State::kReading;
   Hold(exchange);
-  {
-    hedge::MutexLock lock(&mu_);
-    ++outstanding_;
-  }
-  // The callback may run on the engine's loop thread before Submit returns;
-  // it only queues, and the queue is served on this thread afterwards.
+  ++outstanding_;
+  // This is the engine's loop thread: the read starts before the loop
+  // sleeps again, and its callback runs here too, in a later step of the
+  // loop (never inside Submit), and answers at once.
   absl::StatusOr<uint64_t> id = admission_.Submit(
       *std::move(engine_read),
       [this, exchange](absl::StatusOr<hedge::EngineResponse> result) {
-        PostCompletion(exchange, std::move(result));
+        door_thread_.AssertOnOwner();
+        --outstanding_;
+        Deliver(exchange, std::move(result));
+        if (stopping_ && outstanding_ == 0) FinishTeardown();
       });
   if (!id.ok()) {
-    {
-      hedge::MutexLock lock(&mu_);
-      --outstanding_;
-    }
+    --outstanding_;
     Unhold(exchange);
     exchange->state = Exchange::State::kWriting;
     Send(exchange, ReplyForError(id.status(), Stage::kAdmission));
@@ -569,9 +567,11 @@ void HttpDoor::Impl::Hold(Exchange* exchange) {
   bufferevent_enable(bev, EV_READ);
 }
 
+// Reading stays on: Send, which always follows, hands the answer to evhttp,
+// which keeps reading on while it writes (to see the client close), so
+// turning it off here would only cost an epoll_ctl per read.
 void HttpDoor::Impl::Unhold(Exchange* exchange) {
   bufferevent* bev = exchange->connection->bev;
-  bufferevent_disable(bev, EV_READ);
   bufferevent_setwatermark(bev, EV_READ, exchange->low_watermark,
                            exchange->high_watermark);
   bufferevent_setcb(bev, exchange->evhttp_read, exchange->evhttp_write,
@@ -595,60 +595,62 @@ void HttpDoor::Impl::OnHeldEvent(bufferevent* bev, short what,
   }
 }
 
-void HttpDoor::Impl::PostCompletion(
-    Exchange* exchange, absl::StatusOr<hedge::EngineResponse> result) {
-  bool wake = false;
-  {
-    hedge::MutexLock lock(&mu_);
-    wake = completed_.empty();
-    completed_.push_back({exchange, std::move(result)});
-    --outstanding_;
-  }
-  all_completed_.SignalAll();
-  if (wake) event_active(wake_, EV_READ, 0);
-}
-
-void HttpDoor::Impl::OnWake(evutil_socket_t, short, void* arg) noexcept {
-  auto* self = static_cast<Impl*>(arg);
-  self->door_thread_.AssertOnOwner();
-  std::vector<Completion> completed;
-  {
-    hedge::MutexLock lock(&self->mu_);
-    completed.swap(self->completed_);
-  }
-  for (Completion& completion : completed) {
-    self->Deliver(std::move(completion));
-  }
-}
-
-void HttpDoor::Impl::Deliver(Completion completion) {
-  Exchange* exchange = completion.exchange;
+void HttpDoor::Impl::Deliver(Exchange* exchange,
+                             absl::StatusOr<hedge::EngineResponse> result) {
   if (exchange->connection == nullptr) {  // the client has gone
     End(exchange);
     return;
   }
   Unhold(exchange);
   exchange->state = Exchange::State::kWriting;
-  if (stopping_ && !completion.result.ok() &&
-      completion.result.status().code() == absl::StatusCode::kCancelled) {
+  if (stopping_ && !result.ok() &&
+      result.status().code() == absl::StatusCode::kCancelled) {
     // Cancelled by the destructor, not by the client.
-    completion.result = absl::UnavailableError("tailgate is shutting down");
+    result = absl::UnavailableError("tailgate is shutting down");
   }
-  if (completion.result.ok()) {
+  if (result.ok()) {
     // The answer waits in evhttp's buffers until the client takes it, and
     // counts against --max_buffered_bytes until then (End releases it).
-    const int64_t bytes = AnswerBytes(*completion.result);
+    const int64_t bytes = AnswerBytes(*result);
     if (admission_.HoldAnswer(bytes)) {
       exchange->held_bytes = bytes;
     } else {
-      completion.result = admission_.BufferFullError();
+      result = admission_.BufferFullError();
     }
   }
   HttpReply reply =
-      completion.result.ok()
-          ? ReplyForResponse(*std::move(completion.result), exchange->head)
-          : ReplyForError(completion.result.status(), Stage::kCompletion);
+      result.ok()
+          ? ReplyForResponse(*std::move(result), exchange->head)
+          : ReplyForError(result.status(), Stage::kCompletion);
+  Connection* connection = exchange->connection;
   Send(exchange, std::move(reply));
+  WriteNow(connection);
+}
+
+// evhttp hands an answer to the connection's bufferevent, which writes it
+// once epoll says the socket is writable: two epoll_ctl (watch for
+// writable, stop) and a loop turn per answer, on a socket that almost
+// always has room. Instead the answer is written here at once; if it all
+// went, the write watch is dropped before epoll ever sees it (the base's
+// change list) and evhttp's own write-done callback runs, exactly as the
+// bufferevent would run it. Only from Deliver: outside evhttp's callbacks,
+// since evhttp may free the request and the connection in that callback
+// (it reads a pipelined request only on a later loop turn).
+void HttpDoor::Impl::WriteNow(Connection* connection) {
+  bufferevent* bev = connection->bev;
+  evbuffer* output = bufferevent_get_output(bev);
+  if (evbuffer_write(output, bufferevent_getfd(bev)) < 0 ||
+      evbuffer_get_length(output) != 0) {
+    return;  // the bufferevent finishes the write, or reports the error
+  }
+  bufferevent_disable(bev, EV_WRITE);
+  bufferevent_data_cb read, write;
+  bufferevent_event_cb event;
+  void* arg = nullptr;
+  bufferevent_getcb(bev, &read, &write, &event, &arg);
+  // Runs OnReplyComplete, then evhttp frees the request and either closes
+  // the connection or waits for its next request.
+  if (write != nullptr) write(bev, arg);
 }
 
 void HttpDoor::Impl::Answer(Connection* connection, evhttp_request* request,
@@ -740,8 +742,10 @@ void HttpDoor::Impl::End(Exchange* exchange) {
 absl::StatusOr<std::unique_ptr<HttpDoor>> HttpDoor::Start(
     const HttpDoorOptions& options, ReadAdmission& admission) {
   auto impl = std::make_unique<Impl>(options, admission);
-  if (absl::Status bound = impl->Bind(); !bound.ok()) return bound;
-  impl->StartThread();
+  Impl* door = impl.get();
+  absl::Status bound =
+      impl->OnLoop([door](event_base* base) { return door->Bind(base); });
+  if (!bound.ok()) return bound;
   return std::unique_ptr<HttpDoor>(new HttpDoor(std::move(impl)));
 }
 

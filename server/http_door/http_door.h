@@ -3,7 +3,9 @@
 // gRPC HedgedRead call and the same engine; http_mapping.h has the
 // request, control-header, response and error mapping.
 //
-// Served by libevent's evhttp on a thread of its own ("http_door"). HTTP/1.1
+// Served by libevent's evhttp on the engine's loop thread ("engine_loop",
+// Engine::RunOnLoop), on the loop's own event_base: a read never changes
+// thread, from the request's bytes to the answer's. HTTP/1.1
 // keep-alive and pipelining as evhttp does them: one request at a time per
 // connection, in order. Protection:
 //   - at most `max_connections` open connections; one accepted beyond that
@@ -21,11 +23,10 @@
 //     attempts.
 //
 // Threads: evhttp, every connection and request object, and the
-// per-connection state live on the door's thread. The engine completes
-// reads on its loop thread; its callback only queues the answer (under a
-// mutex) and activates an event on the door's base (event_active, legal
-// from another thread because libevent's pthreads locking is turned on
-// before the base is made), so every answer is written by the door's thread.
+// per-connection state live on the engine's loop thread. A read is
+// submitted from there (the engine starts it before the loop sleeps again,
+// without a wake-up), and its completion callback, on the same thread,
+// writes the answer at once: no queue, no lock, no hand-over.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<HttpDoor>> door =
@@ -33,11 +34,13 @@
 //   log.Info("listening", {{"service", "http"},
 //                          {"addr", (*door)->address().ToString()}});
 //
-// Thread safety: Start and the destructor from one thread (main). The
+// Thread safety: Start and the destructor from one thread (main), never
+// from the engine's loop thread (each waits for a step run there). The
 // admission (its engine, gate and rejections) must outlive the door. The
-// destructor stops the thread, cancels reads still in flight, waits for the
-// engine to complete them and closes every connection: destroy the door
-// before the engine.
+// destructor cancels reads still in flight, waits for the engine to
+// complete them and closes every connection, on the loop thread: destroy
+// the door before the engine. Start fails (FAILED_PRECONDITION) if the
+// engine runs no loop.
 
 #ifndef TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
 #define TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
