@@ -14,7 +14,7 @@ namespace tailgate::hedge {
 namespace {
 
 TEST(TenantNameTest, AcceptsTheEdges) {
-  for (const std::string name :
+  for (const std::string& name :
        {std::string(), std::string("a"), std::string("team-a.eu_1"),
         std::string(kMaxTenantNameBytes, 'x')}) {
     EXPECT_TRUE(ValidateTenantName(name).ok()) << name;

@@ -304,7 +304,9 @@ TEST_F(HttpDoorE2eTest, ErrorClasses) {
     EXPECT_TRUE(absl::StrContains(reply->body, c.body_has))
         << c.request << " -> " << reply->body;
     EXPECT_EQ(std::count(reply->body.begin(), reply->body.end(), '\n'), 1);
-    if (c.status == 405) EXPECT_EQ(reply->Header("Allow"), "GET, HEAD");
+    if (c.status == 405) {
+      EXPECT_EQ(reply->Header("Allow"), "GET, HEAD");
+    }
   }
 }
 
