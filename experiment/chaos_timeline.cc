@@ -12,11 +12,11 @@ namespace tailgate::experiment {
 
 FallbackSampler::FallbackSampler(Read read, absl::Duration interval)
     : read_(std::move(read)), start_(absl::Now()) {
+  Sample();  // before the constructor returns: nothing done since is missed
   sampler_ = std::thread([this, interval] {
     for (int64_t k = 1; error_.ok(); ++k) {
+      if (stop_.WaitForNotificationWithDeadline(start_ + k * interval)) return;
       Sample();
-      const absl::Time next = start_ + k * interval;
-      if (stop_.WaitForNotificationWithDeadline(next)) return;
     }
   });
 }

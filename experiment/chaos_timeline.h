@@ -59,8 +59,9 @@ class FallbackSampler {
  public:
   using Read = std::function<absl::StatusOr<FallbackCounts>()>;
 
-  // Starts sampling: once at once, then at every multiple of `interval`
-  // from now (a late sample does not shift the later ones).
+  // Samples once on the calling thread, then on a thread of its own at
+  // every multiple of `interval` from now (a late sample does not shift
+  // the later ones).
   FallbackSampler(Read read, absl::Duration interval);
   // Stops sampling if Stop was not called.
   ~FallbackSampler();

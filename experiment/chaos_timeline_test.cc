@@ -82,7 +82,7 @@ TEST(FallbackSamplerTest, SamplesAtOnceAndWhenStopped) {
       absl::Hours(1));
   absl::StatusOr<std::vector<FallbackSample>> samples = sampler.Stop();
   ASSERT_TRUE(samples.ok()) << samples.status();
-  // The thread's first sample, then Stop's: an hour apart they are not.
+  // The constructor's sample, then Stop's; none in between (an hour).
   ASSERT_EQ(samples->size(), 2u);
   EXPECT_EQ((*samples)[0].counts.taken, 0);
   EXPECT_EQ((*samples)[1].counts.taken, 1);
