@@ -63,6 +63,10 @@ double HedgeBudget::credits() const {
   return static_cast<double>(balance_units_.load()) / kUnitsPerCredit;
 }
 
+double HedgeBudget::burst() const {
+  return enabled_ ? static_cast<double>(cap_units_) / kUnitsPerCredit : 0;
+}
+
 uint64_t HedgeBudget::admitted() const { return admitted_.load(); }
 
 uint64_t HedgeBudget::extra() const { return extra_.load(); }

@@ -59,6 +59,8 @@ class HedgeBudget {
 
   // The balance, in credits.
   double credits() const;
+  // The cap on the balance, in credits (0 when the fraction is 0).
+  double burst() const;
   uint64_t admitted() const;
   uint64_t extra() const;  // credits consumed so far
 

@@ -18,6 +18,13 @@ int Drain(HedgeBudget& budget) {
   return taken;
 }
 
+TEST(HedgeBudgetTest, BurstIsTheCapOnTheBalance) {
+  EXPECT_DOUBLE_EQ(HedgeBudget(HedgeBudgetConfig{0.1, 4}).burst(), 4);
+  EXPECT_DOUBLE_EQ(HedgeBudget(HedgeBudgetConfig{0.1, 2.5}).burst(), 2.5);
+  // A fraction of 0 disables hedging: nothing can be banked.
+  EXPECT_DOUBLE_EQ(HedgeBudget(HedgeBudgetConfig{0, 4}).burst(), 0);
+}
+
 TEST(HedgeBudgetConfigTest, AcceptsTheEdgesOfEachRange) {
   for (const HedgeBudgetConfig config :
        {HedgeBudgetConfig{0, 0}, HedgeBudgetConfig{1, 0},

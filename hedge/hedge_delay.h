@@ -33,6 +33,14 @@ class HedgeDelayPolicy {
     kCensored,
   };
 
+  // How long a read whose hedge timer found the hedge budget low waits,
+  // from its start, before asking for a hedge again (see
+  // ReadOptions::late_hedge_delay); zero: it does not. Default: zero.
+  virtual absl::Duration LateDelayFor(
+      std::optional<absl::Duration> /*requested*/) const {
+    return absl::ZeroDuration();
+  }
+
   // A primary attempt ended at `now`, `elapsed` after it started. Default:
   // ignored.
   virtual void ObservePrimary(absl::Time /*now*/, absl::Duration /*elapsed*/,

@@ -128,6 +128,17 @@ Actions ReadDecision::OnHedgeTimer(absl::Time now) {
       extra_decided_ || hedge_tried_) {
     return out;
   }
+  if (late_hedge_at_.has_value()) {
+    if (now < *late_hedge_at_) return out;  // not the late timer yet
+  } else if (options_.late_hedge_delay > options_.hedge_delay &&
+             policy_.budget->credits() < options_.hedge_reserve) {
+    const absl::Time late = attempts_[0].started + options_.late_hedge_delay;
+    if (late > now) {
+      late_hedge_at_ = late;
+      out.push_back(ArmHedgeTimer(late));
+      return out;
+    }
+  }
   hedge_tried_ = true;
   TryLaunchExtra(AttemptKind::kHedge, now, out);
   return out;

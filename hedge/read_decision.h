@@ -21,7 +21,12 @@
 //    (TenantCredits, when the policy has them; the hedge budget alone
 //    otherwise); a fallback takes one from the retry budget only, so
 //    hedges can never leave a failed primary without its fallback.
-//    Otherwise the read goes on without it (kExtraSkipped says why). A
+//    Otherwise the read goes on without it (kExtraSkipped says why).
+//    Late hedges: with a late_hedge_delay (longer than hedge_delay), a
+//    timer that fires while the hedge budget holds fewer than
+//    hedge_reserve credits asks for nothing yet: the timer is armed again
+//    for late_hedge_delay after the primary's start, and the hedge is
+//    asked for then, as above (once only). A
 //    hedge skipped at the timer leaves the decision open: if the primary
 //    then fails, the fallback is tried with the budget and capacity of
 //    that moment.
@@ -152,6 +157,11 @@ struct ReadOptions {
   // ran at least this long: a fallback launched just before the timeout
   // had no fair chance to answer.
   absl::Duration timeout_blame_age = absl::ZeroDuration();
+  // Late hedges (see the rules above): zero, or no longer than
+  // hedge_delay, for none. The engine sets them for a learned delay
+  // (adaptive_hedge_delay.h): twice the delay, and half the burst.
+  absl::Duration late_hedge_delay = absl::ZeroDuration();
+  double hedge_reserve = 0;
 };
 
 class ReadDecision {
@@ -208,7 +218,9 @@ class ReadDecision {
   // extra attempt will be tried again. (A skipped timer hedge leaves it
   // open for a fallback.)
   bool extra_decided_ = false;
-  bool hedge_tried_ = false;  // the hedge timer has fired
+  bool hedge_tried_ = false;  // the hedge timer has fired and asked
+  // When the timer was armed again, for a late hedge.
+  std::optional<absl::Time> late_hedge_at_;
   // Failure history, for the both-failed answer.
   int last_server_error_ = -1;
   bool saw_too_large_ = false;

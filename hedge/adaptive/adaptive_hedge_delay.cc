@@ -39,6 +39,12 @@ absl::Duration AdaptiveHedgeDelay::DelayFor(
   return absl::Nanoseconds(delay_nanos_.load(std::memory_order_relaxed));
 }
 
+absl::Duration AdaptiveHedgeDelay::LateDelayFor(
+    std::optional<absl::Duration> requested) const {
+  if (!config_.enabled || requested.has_value()) return absl::ZeroDuration();
+  return kLateFactor * DelayFor(std::nullopt);
+}
+
 void AdaptiveHedgeDelay::ObservePrimary(absl::Time now,
                                         absl::Duration elapsed,
                                         PrimaryEnd end) {

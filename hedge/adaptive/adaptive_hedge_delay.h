@@ -24,6 +24,15 @@
 // delay; a quantile above them is reported as its lower bound, which only
 // pushes the delay up, towards hedging less.
 //
+// The learned delay sits just past the fast reads, where a slow spell of
+// the host (every read a little late at once) pushes many fast reads over
+// it; their hedges lose, and spend the credits the next stragglers need.
+// So a learned delay asks for late hedges (LateDelayFor): a read whose
+// hedge timer finds the hedge budget below half its burst waits until
+// kLateFactor times the delay before asking again (read_decision.h), and
+// the last credits go to reads that are late by far. A per-read delay, or
+// a fixed one, asks for none: the caller or the operator chose it.
+//
 // With `enabled` false the delay is the fixed one, and the sketch is still
 // kept: MedianRemaining serves the hedge accounting either way.
 //
@@ -64,6 +73,7 @@ class AdaptiveHedgeDelay final : public HedgeDelayPolicy {
   static constexpr absl::Duration kRecomputeEvery = absl::Milliseconds(10);
   static constexpr absl::Duration kWindow = absl::Seconds(4);
   static constexpr int kSlots = 4;
+  static constexpr int kLateFactor = 2;
 
   // `fixed`: the delay when !config.enabled. `fraction`: the upstream's
   // hedge_fraction.
@@ -72,6 +82,10 @@ class AdaptiveHedgeDelay final : public HedgeDelayPolicy {
                      double fraction);
 
   absl::Duration DelayFor(
+      std::optional<absl::Duration> requested) const override;
+  // kLateFactor times the delay in force when the delay is learned and
+  // `requested` is empty; zero otherwise.
+  absl::Duration LateDelayFor(
       std::optional<absl::Duration> requested) const override;
   void ObservePrimary(absl::Time now, absl::Duration elapsed,
                       PrimaryEnd end) override;

@@ -123,6 +123,26 @@ TEST(AdaptiveHedgeDelayTest, WarmupDelayUntilEnoughSamples) {
             0.03);  // the margin times the median: every quantile is 2 ms
 }
 
+// Late hedges are asked for by a learned delay only, and not for a read
+// that chose its own delay.
+TEST(AdaptiveHedgeDelayTest, LateDelayIsTwiceTheLearnedDelay) {
+  AdaptiveHedgeDelay fixed(AdaptiveDelayConfig(), absl::Milliseconds(7), 0.1);
+  EXPECT_EQ(fixed.LateDelayFor(std::nullopt), absl::ZeroDuration());
+  AdaptiveHedgeDelay learned(Auto(), absl::Milliseconds(7), 0.1);
+  EXPECT_EQ(learned.LateDelayFor(std::nullopt),
+            2 * AdaptiveHedgeDelay::kWarmupDelay);
+  testing::FakeClock clock;
+  for (uint64_t i = 0; i < AdaptiveHedgeDelay::kMinSamples; ++i) {
+    learned.ObservePrimary(clock.Now(), absl::Milliseconds(2),
+                           PrimaryEnd::kAnswered);
+    clock.Advance(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(learned.LateDelayFor(std::nullopt),
+            AdaptiveHedgeDelay::kLateFactor * learned.DelayFor(std::nullopt));
+  EXPECT_LT(learned.LateDelayFor(std::nullopt), absl::Milliseconds(6));
+  EXPECT_EQ(learned.LateDelayFor(absl::Milliseconds(3)), absl::ZeroDuration());
+}
+
 TEST(AdaptiveHedgeDelayTest, ClampedToMinAndMax) {
   AdaptiveDelayConfig config = Auto();
   config.min = absl::Milliseconds(5);

@@ -246,6 +246,7 @@ void CurlLoop::RunDueWork() {
   woken_ = false;
   callbacks_.OnWakeup();
   RunTasks();
+  if (timers_.next() <= clock_.Now()) TakeInReadyEvents();
   FireDueTimers();
   DrainFinishedTransfers();
   // Transfers the work above added (a new read's attempt, a hedge, a
@@ -260,6 +261,17 @@ void CurlLoop::RunDueWork() {
   if (acted) DrainFinishedTransfers();
   for (event* watch : retired_watches_) event_free(watch);
   retired_watches_.clear();
+}
+
+void CurlLoop::TakeInReadyEvents() {
+  // EVLOOP_NONBLOCK: runs the callbacks of the events ready now (and
+  // applies the change list), without sleeping.
+  if (event_base_loop(base_, EVLOOP_NONBLOCK) < 0) {
+    failed_ = true;
+    LogOnce(wait_error_logged_, "event_base_loop failed");
+    return;
+  }
+  DrainFinishedTransfers();
 }
 
 bool CurlLoop::RunTasks() {
@@ -358,7 +370,10 @@ void CurlLoop::OnTimerFd(int, short, void* loop) noexcept {
 void CurlLoop::OnWakeFd(int, short, void* loop) noexcept {
   auto* self = static_cast<CurlLoop*>(loop);
   self->loop_thread_.AssertOnOwner();
-  self->ReadWakeFd();  // the inbox is drained in the next RunDueWork
+  self->ReadWakeFd();
+  // The inbox is drained in the next RunDueWork; when this ran inside one
+  // (TakeInReadyEvents), the loop must not sleep before that.
+  self->woken_ = true;
 }
 
 void CurlLoop::OnWaitOver(int, short, void*) noexcept {}

@@ -15,7 +15,12 @@
 // spins while idle: with no transfer and no timer it sleeps until woken.
 //
 // Each iteration: Callbacks::OnWakeup (drain the owner's inbox), guests'
-// tasks (Post), due timers (Callbacks::OnTimer), finished transfers
+// tasks (Post); if a timer is due, the events ready at that moment (a pass
+// of the base that does not sleep) and the transfers they finished, so an
+// answer that arrived while the thread was held up (descheduled on a busy
+// host, or in a long callback) is taken before the hedge or deadline timer
+// that came due meanwhile; then due timers (Callbacks::OnTimer), finished
+// transfers
 // (Callbacks::OnTransferDone), curl's timeout if due (a transfer added
 // above starts here) and the transfers that finished in it, then
 // Callbacks::BeforeWait just before the loop sleeps (work that must not
@@ -197,6 +202,10 @@ class CurlLoop {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // Arms the timerfd for the next timer; false (counted, the first one
   // logged) if timerfd_settime failed, and then it tries again next time.
+  // One pass of the base that does not sleep, then the transfers it
+  // finished: before due timers fire, so that an answer that arrived while
+  // the loop thread was held up beats the timer that came due meanwhile.
+  void TakeInReadyEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   bool SetTimerFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void SpinUntilNextTimer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   bool OnLoopThread() const {
