@@ -4,7 +4,7 @@
 // and replica A's kills cut into fixed time buckets (BucketChaosRun), for
 // the scenario's JSON lines and its plot (plots.h, ChaosTimeline).
 //
-// Every series counts from its own start (the sampler's construction,
+// Every clock here counts from its own start (the sampler's construction,
 // FlappingReplica::StartFlapping, the open loop's first scheduled send);
 // the scenario starts them back to back, so they agree to within a
 // millisecond, a hundredth of the 100 ms bucket.
