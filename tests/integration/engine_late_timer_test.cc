@@ -155,33 +155,44 @@ class LoopHold {
 
 class EngineLateTimerTest : public EngineFixture {
  protected:
-  // The held server is the first read's primary (the rotation starts at
-  // the first replica); replica 0 of the fixture is the alternate.
-  void StartWithHeldPrimary(HeldAnswerServer& held, FakeClock& clock) {
-    ASSERT_FALSE(held.url().empty()) << "could not listen on loopback";
+  // One read whose primary is the held server (the rotation starts at the
+  // first replica) and whose alternate answers "hedge": the loop thread is
+  // held while the hedge timer comes due and, if `answer_meanwhile`, while
+  // the held server's answer reaches the engine's socket. Its result.
+  absl::StatusOr<hedge::EngineResponse> ReadWithTheLoopHeld(
+      bool answer_meanwhile) {
+    if (held_.url().empty()) {
+      return absl::InternalError("could not listen on loopback");
+    }
     StartReplicas({Always(Answer("hedge"))});
     hedge::EngineConfig config = DefaultConfig();
     config.upstreams[0].hedge_delay = kHedgeDelay;
     config.timeout = 60 * kHedgeDelay;
-    StartEngineWithUrls(config, {held.url(), replicas_[0]->url()}, clock);
+    StartEngineWithUrls(config, {held_.url(), replicas_[0]->url()}, clock_);
+    PendingRead& pending = NewPendingRead();
+    Submit(Get("/held"), pending);
+    if (!held_.WaitForRequest()) {
+      return absl::DeadlineExceededError("the primary never arrived");
+    }
+    LoopHold hold;
+    if (!hold.Hold(*engine_)) {
+      return absl::InternalError("could not hold the loop thread");
+    }
+    if (answer_meanwhile && !held_.AnswerAndWaitForAck("primary")) {
+      return absl::InternalError("the answer was not acknowledged");
+    }
+    clock_.Advance(2 * kHedgeDelay);  // the hedge timer is due
+    hold.Release();
+    return pending.Wait();
   }
+
+  FakeClock clock_;  // outlives the engine, which TearDown destroys
+  HeldAnswerServer held_;
 };
 
 TEST_F(EngineLateTimerTest, AnswerThatArrivedWhileTheLoopWasHeldBeatsTheHedge) {
-  FakeClock clock;
-  HeldAnswerServer held;
-  StartWithHeldPrimary(held, clock);
-  PendingRead& pending = NewPendingRead();
-  Submit(Get("/held"), pending);
-  ASSERT_TRUE(held.WaitForRequest());
-
-  LoopHold hold;
-  ASSERT_TRUE(hold.Hold(*engine_));
-  ASSERT_TRUE(held.AnswerAndWaitForAck("primary"));
-  clock.Advance(2 * kHedgeDelay);  // the hedge timer is due
-  hold.Release();
-
-  const absl::StatusOr<hedge::EngineResponse>& response = pending.Wait();
+  const absl::StatusOr<hedge::EngineResponse> response =
+      ReadWithTheLoopHeld(/*answer_meanwhile=*/true);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->body, "primary");
   EXPECT_EQ(response->trace.attempts, 1);
@@ -190,31 +201,18 @@ TEST_F(EngineLateTimerTest, AnswerThatArrivedWhileTheLoopWasHeldBeatsTheHedge) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.hedges, 0u);
   EXPECT_EQ(stats.timers_fired, 0u);
-  engine_.reset();  // before `clock` goes away
 }
 
 // The same hold-up with no answer waiting: the due timer still hedges (the
 // fake clock's advance is what the loop sees).
 TEST_F(EngineLateTimerTest, DueHedgeGoesOutWhenNoAnswerArrivedMeanwhile) {
-  FakeClock clock;
-  HeldAnswerServer held;
-  StartWithHeldPrimary(held, clock);
-  PendingRead& pending = NewPendingRead();
-  Submit(Get("/held"), pending);
-  ASSERT_TRUE(held.WaitForRequest());
-
-  LoopHold hold;
-  ASSERT_TRUE(hold.Hold(*engine_));
-  clock.Advance(2 * kHedgeDelay);
-  hold.Release();
-
-  const absl::StatusOr<hedge::EngineResponse>& response = pending.Wait();
+  const absl::StatusOr<hedge::EngineResponse> response =
+      ReadWithTheLoopHeld(/*answer_meanwhile=*/false);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->body, "hedge");
   EXPECT_TRUE(response->trace.hedged);
   EXPECT_TRUE(response->trace.hedge_won);
   EXPECT_EQ(engine_->Snapshot().hedges, 1u);
-  engine_.reset();
 }
 
 }  // namespace
