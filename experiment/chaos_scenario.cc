@@ -4,6 +4,12 @@
 // body: a read whose attempt meets the dying replica must be saved by its
 // fallback on B, and the circuit must open, probe and close around each
 // outage.
+//
+// Each arm (--chaos_arms) runs on a fresh sidecar, one after the other,
+// with the same reads and the same kill schedule: "defaults" must lose no
+// read (the run fails otherwise); "no_retry_budget" shows what the same
+// outages cost when no fallback is paid for, and may lose reads. A wrong
+// body fails the run in any arm.
 
 #include <memory>
 #include <string>
@@ -13,9 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "experiment/chaos_timeline.h"
 #include "experiment/flapping_replica.h"
 #include "experiment/open_loop.h"
 #include "experiment/open_loop_report.h"
+#include "experiment/plots.h"
 #include "experiment/policies.h"
 #include "experiment/progress.h"
 #include "experiment/prometheus_text.h"
@@ -37,11 +45,34 @@ namespace {
 // hedge credits pay for, so the hedges keep that balance near zero; the
 // fallbacks of the reads that meet A as it dies draw on the retry budget
 // and are never starved by them.
-const Policy& ChaosPolicy() {
+const Policy& DefaultsPolicy() {
   static const auto* const policy = new Policy{
       "chaos",
       {"--hedge_delay=5ms", "--failure_threshold=2", "--cooldown=100ms"}};
   return *policy;
+}
+
+// The same with no retry credit at all: every failure fallback is refused
+// (skipped_no_retry_budget), so a read whose primary meets the dying
+// replica fails unless a timer hedge already runs on B. The state a
+// fallback was in, before fallbacks had a budget of their own, whenever
+// the hedges had spent the balance both shared.
+const Policy& NoRetryBudgetPolicy() {
+  static const auto* const policy = new Policy{
+      "chaos_no_retry_budget",
+      {"--hedge_delay=5ms", "--failure_threshold=2", "--cooldown=100ms",
+       "--retry_fraction=0", "--retry_per_second=0"}};
+  return *policy;
+}
+
+const Policy& PolicyOf(ChaosArm arm) {
+  switch (arm) {
+    case ChaosArm::kDefaults:
+      return DefaultsPolicy();
+    case ChaosArm::kNoRetryBudget:
+      return NoRetryBudgetPolicy();
+  }
+  return DefaultsPolicy();
 }
 
 // The sidecar's counters at one moment, both views.
@@ -59,11 +90,13 @@ absl::StatusOr<Snapshot> TakeSnapshot(SidecarSession& session) {
 }
 
 struct ChaosRun {
+  ChaosArm arm = ChaosArm::kDefaults;
   OpenLoopResult reads;
   FlapCount flaps;
   Snapshot before;
   Snapshot after;
   std::string sidecar_log;  // its stderr: the event=circuit lines
+  std::vector<FallbackSample> fallback_samples;
 };
 
 int64_t CounterDelta(const ChaosRun& run, absl::string_view name,
@@ -127,10 +160,18 @@ int64_t Failures(const OpenLoopResult& reads) {
   return reads.failed + reads.rejected;
 }
 
+ChaosTimeline TimelineOf(const ExperimentConfig& config, const ChaosRun& run) {
+  return BucketChaosRun(ChaosArmName(run.arm), kChaosBucket, config.duration,
+                        run.reads.failure_times, run.fallback_samples,
+                        run.flaps.kill_times, run.flaps.restart_times);
+}
+
 JsonObject ChaosLine(const ExperimentConfig& config, const ChaosRun& run,
                      const SidecarStats& metrics) {
+  const Policy& policy = PolicyOf(run.arm);
   JsonObject line;
-  line.AddString("mode", ChaosPolicy().mode)
+  line.AddString("mode", policy.mode)
+      .AddString("arm", ChaosArmName(run.arm))
       .AddString("scenario", "chaos")
       .AddDouble("offered_rps", config.rates[0], 1)
       .AddDouble("duration_s", absl::ToDoubleSeconds(config.duration), 3)
@@ -146,9 +187,22 @@ JsonObject ChaosLine(const ExperimentConfig& config, const ChaosRun& run,
       .AddObject("circuit", CircuitJson(run))
       .AddDouble("attempts_per_request", AttemptsPerRequest(metrics), 3)
       .AddObject("metrics", MetricsJson(metrics))
-      .AddString("sidecar_flags", absl::StrJoin(ChaosPolicy().flags, " "))
+      .AddObject("timeline", TimelineJson(TimelineOf(config, run)))
+      .AddString("sidecar_flags", absl::StrJoin(policy.flags, " "))
       .AddInt("warmup", config.warmup);
   return line;
+}
+
+absl::StatusOr<FallbackCounts> ReadFallbackCounts(SidecarSession& session) {
+  absl::StatusOr<MetricsText> metrics = session.Metrics();
+  if (!metrics.ok()) return metrics.status();
+  FallbackCounts counts;
+  counts.taken = static_cast<int64_t>(SumSamples(
+      metrics->text, "tailgate_attempts_total", "kind=\"fallback\""));
+  counts.refused = static_cast<int64_t>(
+      SumSamples(metrics->text, "tailgate_hedges_skipped_total",
+                 "reason=\"no_retry_budget\""));
+  return counts;
 }
 
 // The reads, with replica A flapping for exactly as long as they are sent.
@@ -162,14 +216,20 @@ absl::Status MeasureChaos(const ExperimentConfig& config,
   OpenLoopOptions options;
   options.rate = config.rates[0];
   options.duration = config.duration;
-  Progress progress(
-      "chaos", static_cast<int64_t>(options.rate *
-                                    absl::ToDoubleSeconds(options.duration)));
+  Progress progress(absl::StrCat("chaos ", ChaosArmName(run.arm)),
+                    static_cast<int64_t>(options.rate * absl::ToDoubleSeconds(
+                                                            options.duration)));
+  // Started back to back: their clocks agree to well within a bucket.
+  FallbackSampler sampler([&session] { return ReadFallbackCounts(session); },
+                          kChaosBucket);
   flapping.StartFlapping(config.replica_up, config.replica_down);
   run.reads = RunOpenLoop(session.client(), options, progress);
   absl::StatusOr<FlapCount> flaps = flapping.StopFlapping();
   if (!flaps.ok()) return flaps.status();
-  run.flaps = *flaps;
+  run.flaps = *std::move(flaps);
+  absl::StatusOr<std::vector<FallbackSample>> samples = sampler.Stop();
+  if (!samples.ok()) return samples.status();
+  run.fallback_samples = *std::move(samples);
 
   absl::StatusOr<Snapshot> after = TakeSnapshot(session);
   if (!after.ok()) return after.status();
@@ -187,6 +247,21 @@ absl::Status FailedReadsError(const OpenLoopResult& reads) {
                    absl::StrJoin(reads.failure_notes, "; ")));
 }
 
+// What fails the run: a wrong body in any arm, a failed read in the
+// defaults arm. The comparison arm is there to lose reads.
+absl::Status Verdict(const ChaosRun& run) {
+  if (run.arm == ChaosArm::kDefaults) {
+    absl::Status failed = FailedReadsError(run.reads);
+    if (failed.ok()) return failed;
+    return absl::Status(failed.code(),
+                        absl::StrCat("defaults: ", failed.message()));
+  }
+  absl::Status wrong = WrongAnswerError(run.reads);
+  if (wrong.ok()) return wrong;
+  return absl::Status(
+      wrong.code(), absl::StrCat(ChaosArmName(run.arm), ": ", wrong.message()));
+}
+
 }  // namespace
 
 absl::Status RunChaosScenario(const ExperimentConfig& config,
@@ -202,19 +277,44 @@ absl::Status RunChaosScenario(const ExperimentConfig& config,
   const SidecarSetup setup =
       SetupFor(config, tailgate, absl::StrCat((*a)->url(), ",", (*b)->url()));
 
+  std::vector<std::string> arm_names;
+  for (ChaosArm arm : config.chaos_arms) arm_names.push_back(ChaosArmName(arm));
   Note(absl::StrCat(
       "chaos: ", config.rates[0], " req/s for ",
-      absl::FormatDuration(config.duration), "; replica A killed for ",
+      absl::FormatDuration(config.duration), " per arm (",
+      absl::StrJoin(arm_names, ", "), "); replica A killed for ",
       absl::FormatDuration(config.replica_down), " every ",
       absl::FormatDuration(config.replica_up + config.replica_down)));
-  ChaosRun run;
-  absl::StatusOr<SidecarStats> metrics =
-      MeasureOnFreshSidecar(setup, ChaosPolicy(), [&](SidecarSession& session) {
-        return MeasureChaos(config, **a, session, run);
-      });
-  if (!metrics.ok()) return metrics.status();
-  PrintLine(ChaosLine(config, run, *metrics));
-  return FailedReadsError(run.reads);
+  absl::Status verdict;
+  std::vector<ChaosTimeline> timelines;
+  for (ChaosArm arm : config.chaos_arms) {
+    ChaosRun run;
+    run.arm = arm;
+    absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
+        setup, PolicyOf(arm), [&](SidecarSession& session) {
+          return MeasureChaos(config, **a, session, run);
+        });
+    if (!metrics.ok()) return metrics.status();
+    PrintLine(ChaosLine(config, run, *metrics));
+    timelines.push_back(TimelineOf(config, run));
+    if (arm != ChaosArm::kDefaults && Failures(run.reads) > 0) {
+      Note(absl::StrCat("chaos: ", ChaosArmName(arm), " lost ",
+                        Failures(run.reads), " of ", run.reads.sent,
+                        " reads (the comparison; not a failure of the run)"));
+    }
+    verdict.Update(Verdict(run));
+  }
+  if (!config.plot_dir.empty()) {
+    absl::Status plotted = PlotChaosTimeline(
+        config.plot_dir,
+        absl::StrCat(
+            "chaos: ", config.rates[0], " reads/s, replica A down ",
+            absl::FormatDuration(config.replica_down), " of every ",
+            absl::FormatDuration(config.replica_up + config.replica_down)),
+        timelines);
+    if (!plotted.ok()) return plotted;
+  }
+  return verdict;
 }
 
 }  // namespace tailgate::experiment

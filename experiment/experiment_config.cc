@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "server/cpu_set.h"
 #include "server/flag_values.h"
 
@@ -39,6 +40,11 @@ constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
     {"tenants", Scenario::kTenants},
     {"cost", Scenario::kCost},
+};
+
+constexpr std::pair<const char*, ChaosArm> kChaosArms[] = {
+    {"defaults", ChaosArm::kDefaults},
+    {"no_retry_budget", ChaosArm::kNoRetryBudget},
 };
 
 constexpr std::pair<const char*, SidecarTransport> kTransports[] = {
@@ -173,7 +179,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool chaos = scenario == Scenario::kChaos;
   const bool cost = scenario == Scenario::kCost;
   const bool throughput = scenario == Scenario::kThroughput || cost;
-  const bool plotted = straggler || open_loop || tenants;
+  const bool plotted = straggler || open_loop || tenants || chaos;
   absl::Status status = RejectUnused(
       scenario,
       {{"requests", !straggler && !flags.requests.empty()},
@@ -188,6 +194,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
        {"concurrency", !throughput && !flags.concurrency.empty()},
        {"replica_down", !chaos && !flags.replica_down.empty()},
        {"replica_up", !chaos && !flags.replica_up.empty()},
+       {"chaos_arms", !chaos && !flags.chaos_arms.empty()},
        {"plot_dir", !plotted && !flags.plot_dir.empty()}});
   if (!status.ok()) return status;
   if (flags.sweep && !flags.rate.empty()) {
@@ -257,9 +264,38 @@ absl::Status ParseRates(const RawFlags& flags, ExperimentConfig& config) {
   return absl::OkStatus();
 }
 
-// --replica_down and --replica_up. A first kill comes after one up phase,
-// so that phase must end within the run.
+// --chaos_arms: a comma-separated list of arm names, each at most once.
+absl::StatusOr<std::vector<ChaosArm>> ParseChaosArms(const std::string& text) {
+  std::vector<ChaosArm> arms;
+  for (absl::string_view name : absl::StrSplit(text, ',')) {
+    const auto* known =
+        std::find_if(std::begin(kChaosArms), std::end(kChaosArms),
+                     [name](const auto& arm) { return name == arm.first; });
+    if (known == std::end(kChaosArms)) {
+      return Invalid("chaos_arms",
+                     absl::StrCat("want a comma-separated list of defaults "
+                                  "and no_retry_budget, got \"",
+                                  text, "\""));
+    }
+    if (std::find(arms.begin(), arms.end(), known->second) != arms.end()) {
+      return Invalid(
+          "chaos_arms",
+          absl::StrCat(known->first, " is listed twice in \"", text, "\""));
+    }
+    arms.push_back(known->second);
+  }
+  return arms;
+}
+
+// --replica_down, --replica_up and --chaos_arms. A first kill comes after
+// one up phase, so that phase must end within the run.
 absl::Status ParseChaos(const RawFlags& flags, ExperimentConfig& config) {
+  if (!flags.chaos_arms.empty()) {
+    absl::StatusOr<std::vector<ChaosArm>> arms =
+        ParseChaosArms(flags.chaos_arms);
+    if (!arms.ok()) return arms.status();
+    config.chaos_arms = *std::move(arms);
+  }
   absl::Status status =
       ParseGivenDuration("replica_down", flags.replica_down, kMinReplicaPhase,
                          kMaxReplicaPhase, config.replica_down);
@@ -297,6 +333,13 @@ absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
 bool IsSequentialScenario(Scenario scenario) {
   return scenario == Scenario::kSeed || scenario == Scenario::kCorrelated ||
          scenario == Scenario::kShifting;
+}
+
+const char* ChaosArmName(ChaosArm arm) {
+  for (const auto& [name, value] : kChaosArms) {
+    if (value == arm) return name;
+  }
+  return "unknown";
 }
 
 const char* ScenarioName(Scenario scenario) {

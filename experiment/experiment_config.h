@@ -44,6 +44,13 @@ enum class SidecarTransport {
   kUnix,
 };
 
+// chaos: the sidecar policies measured side by side in one run, each on a
+// fresh sidecar under the same flapping schedule.
+enum class ChaosArm {
+  kDefaults,       // "defaults": every budget at the sidecar's default
+  kNoRetryBudget,  // "no_retry_budget": the same, the retry budget at 0
+};
+
 // The flag values as given; empty means "not given".
 struct RawFlags {
   std::string scenario;
@@ -62,6 +69,7 @@ struct RawFlags {
   std::string sidecar_cpus;
   std::string rounds;
   std::string peer_gateway;
+  std::string chaos_arms;
 };
 
 struct ExperimentConfig {
@@ -83,6 +91,9 @@ struct ExperimentConfig {
   // chaos: how long replica A stays killed, then up, in each cycle.
   absl::Duration replica_down = absl::Milliseconds(200);
   absl::Duration replica_up = absl::Milliseconds(300);
+  // chaos: the arms, in the order they run; each at most once.
+  std::vector<ChaosArm> chaos_arms = {ChaosArm::kDefaults,
+                                      ChaosArm::kNoRetryBudget};
   // Every scenario: the read client's way in (the admin client's is TCP).
   SidecarTransport sidecar_transport = SidecarTransport::kTcp;
   // Every scenario: each sidecar's --cpus (ascending; empty: any, not
@@ -122,6 +133,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 // "seed", "correlated", "shifting", "open_loop", "throughput", "chaos",
 // "overload", "cost".
 const char* ScenarioName(Scenario scenario);
+
+// "defaults", "no_retry_budget".
+const char* ChaosArmName(ChaosArm arm);
 
 // seed, correlated, shifting: one sequential client, policy after policy.
 bool IsSequentialScenario(Scenario scenario);

@@ -233,6 +233,37 @@ TEST(ExperimentConfigTest, ChaosDefaults) {
   EXPECT_EQ(config->rates, std::vector<double>{kDefaultChaosRate});
   EXPECT_EQ(config->replica_down, absl::Milliseconds(200));
   EXPECT_EQ(config->replica_up, absl::Milliseconds(300));
+  EXPECT_EQ(
+      config->chaos_arms,
+      (std::vector<ChaosArm>{ChaosArm::kDefaults, ChaosArm::kNoRetryBudget}));
+}
+
+TEST(ExperimentConfigTest, ChaosArms) {
+  RawFlags flags;
+  flags.scenario = "chaos";
+  flags.chaos_arms = "no_retry_budget,defaults";
+  flags.plot_dir = "plots";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->chaos_arms, (std::vector<ChaosArm>{ChaosArm::kNoRetryBudget,
+                                                       ChaosArm::kDefaults}));
+  EXPECT_EQ(config->plot_dir, "plots");
+  EXPECT_STREQ(ChaosArmName(ChaosArm::kNoRetryBudget), "no_retry_budget");
+  flags.chaos_arms = "defaults";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->chaos_arms, std::vector<ChaosArm>{ChaosArm::kDefaults});
+
+  flags.chaos_arms = "defaults,shared";
+  EXPECT_EQ(ErrorOf(flags),
+            "--chaos_arms: want a comma-separated list of defaults and "
+            "no_retry_budget, got \"defaults,shared\"");
+  flags.chaos_arms = "defaults,";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--chaos_arms: want a"));
+  flags.chaos_arms = "defaults,no_retry_budget,defaults";
+  EXPECT_EQ(ErrorOf(flags),
+            "--chaos_arms: defaults is listed twice in "
+            "\"defaults,no_retry_budget,defaults\"");
 }
 
 TEST(ExperimentConfigTest, ChaosReplicaPhases) {
@@ -302,12 +333,15 @@ TEST(ExperimentConfigTest, ChaosAndOverloadFlagsElsewhereAreRefused) {
   flags.scenario = "open_loop";
   flags.replica_up = "100ms";
   EXPECT_EQ(ErrorOf(flags), "--replica_up: not used by --scenario=open_loop");
+  flags = {};
+  flags.scenario = "overload";
+  flags.plot_dir = "plots";
+  EXPECT_EQ(ErrorOf(flags), "--plot_dir: not used by --scenario=overload");
+  flags = {};
+  flags.scenario = "overload";
+  flags.chaos_arms = "defaults";
+  EXPECT_EQ(ErrorOf(flags), "--chaos_arms: not used by --scenario=overload");
   for (const char* scenario : {"chaos", "overload"}) {
-    flags = {};
-    flags.scenario = scenario;
-    flags.plot_dir = "/tmp/plots";
-    EXPECT_EQ(ErrorOf(flags),
-              std::string("--plot_dir: not used by --scenario=") + scenario);
     flags = {};
     flags.scenario = scenario;
     flags.sweep = true;

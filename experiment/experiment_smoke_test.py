@@ -209,6 +209,26 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertTrue(health["new_channel_read_ok"])
         self.assertIsNotNone(health["recovery_ms"])
 
+    def test_chaos_one_arm(self):
+        # The comparison arm alone: it may lose reads (no fallback is paid
+        # for) and still exits 0; the defaults arm is chaos_test's.
+        lines = self.json_lines("--scenario=chaos", "--rate=200",
+                                "--duration=1s", "--warmup=10",
+                                "--chaos_arms=no_retry_budget")
+        self.assertEqual(len(lines), 1)
+        line = lines[0]
+        self.assertEqual(line["arm"], "no_retry_budget")
+        self.assertEqual(line["mode"], "chaos_no_retry_budget")
+        self.assert_metrics(line)
+        self.assert_fields(line, ["kills", "restarts", "reads", "failures",
+                                  "body_mismatches", "extra_attempts",
+                                  "circuit", "timeline", "sidecar_flags"] +
+                           LATENCY_FIELDS)
+        self.assertEqual(line["reads"] + line["dropped"], 200)
+        self.assertEqual(line["body_mismatches"], 0)
+        self.assertEqual(line["extra_attempts"]["fallbacks"], 0)
+        self.assertEqual(len(line["timeline"]["failed"]), 10)
+
     def test_tenants(self):
         plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "tenant_plots")
         lines = self.json_lines("--scenario=tenants", "--rate=50",
@@ -290,6 +310,13 @@ class ExperimentSmokeTest(unittest.TestCase):
                               "--replica_up"),
                              (["--scenario=overload", "--replica_down=1s"],
                               "--replica_down"),
+                             (["--scenario=chaos", "--chaos_arms=shared"],
+                              "--chaos_arms"),
+                             (["--scenario=chaos",
+                               "--chaos_arms=defaults,defaults"],
+                              "--chaos_arms"),
+                             (["--scenario=overload", "--chaos_arms=defaults"],
+                              "--chaos_arms"),
                              (["--rate=100"], "--rate"),
                              (["--scenario=open_loop", "--rate=-1"], "--rate"),
                              (["--scenario=throughput", "--concurrency=0"],

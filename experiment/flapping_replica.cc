@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace tailgate::experiment {
 
@@ -29,6 +30,7 @@ FlappingReplica::~FlappingReplica() {
 void FlappingReplica::StartFlapping(absl::Duration up, absl::Duration down) {
   assert(!flapper_.joinable());
   count_ = {};
+  flapping_since_ = absl::Now();
   stop_ = std::make_unique<absl::Notification>();
   flapper_ = std::thread([this, up, down] { Flap(up, down); });
 }
@@ -49,6 +51,7 @@ void FlappingReplica::Flap(absl::Duration up, absl::Duration down) {
   while (!stop_->WaitForNotificationWithTimeout(up)) {
     replica_.reset();
     ++count_.kills;
+    count_.kill_times.push_back(absl::Now() - flapping_since_);
     if (stop_->WaitForNotificationWithTimeout(down)) return;  // Stop restarts
     absl::Status restarted = Restart();
     if (!restarted.ok()) {
@@ -67,6 +70,7 @@ absl::Status FlappingReplica::Restart() {
   }
   replica_ = *std::move(replica);
   ++count_.restarts;
+  count_.restart_times.push_back(absl::Now() - flapping_since_);
   return absl::OkStatus();
 }
 

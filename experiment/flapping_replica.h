@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,10 @@ namespace tailgate::experiment {
 struct FlapCount {
   int64_t kills = 0;
   int64_t restarts = 0;
+  // When each kill and restart happened, from StartFlapping, ascending:
+  // restart i follows kill i (the last one may be StopFlapping's).
+  std::vector<absl::Duration> kill_times;
+  std::vector<absl::Duration> restart_times;
 };
 
 class FlappingReplica {
@@ -82,6 +87,7 @@ class FlappingReplica {
   // The owner's, or the flapping thread's while it runs (see above).
   std::unique_ptr<testing::Replica> replica_;
   FlapCount count_;
+  absl::Time flapping_since_;
   absl::Status restart_error_;
 
   std::unique_ptr<absl::Notification> stop_;

@@ -56,6 +56,16 @@ TEST(FlappingReplicaTest, KillsAndRestartsOnTheSamePort) {
   ASSERT_TRUE(count.ok()) << count.status();
   EXPECT_GE(count->kills, 1);
   EXPECT_EQ(count->restarts, count->kills);
+  ASSERT_EQ(count->kill_times.size(), static_cast<size_t>(count->kills));
+  ASSERT_EQ(count->restart_times.size(), static_cast<size_t>(count->kills));
+  for (int64_t i = 0; i < count->kills; ++i) {
+    // Killed after at least one 5 ms up phase, restarted after it.
+    EXPECT_GE(count->kill_times[i], absl::Milliseconds(5 * (2 * i + 1)));
+    EXPECT_GE(count->restart_times[i], count->kill_times[i]);
+    if (i > 0) {
+      EXPECT_GE(count->kill_times[i], count->restart_times[i - 1]);
+    }
+  }
   EXPECT_TRUE(Accepts(port)) << "up again after StopFlapping";
   ASSERT_EQ(ports.size(), static_cast<size_t>(count->restarts) + 1);
   EXPECT_EQ(ports.front(), 0);

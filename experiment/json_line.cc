@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace tailgate::experiment {
 
@@ -90,6 +91,13 @@ JsonObject& JsonObject::AddObject(absl::string_view key,
                                   const JsonObject& value) {
   AddKey(key);
   members_ += value.ToString();
+  return *this;
+}
+
+JsonObject& JsonObject::AddIntList(absl::string_view key,
+                                   const std::vector<int64_t>& values) {
+  AddKey(key);
+  absl::StrAppend(&members_, "[", absl::StrJoin(values, ","), "]");
   return *this;
 }
 

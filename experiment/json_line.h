@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -36,6 +37,9 @@ class JsonObject {
   // Milliseconds with microsecond resolution (3 decimals).
   JsonObject& AddMillis(absl::string_view key, absl::Duration value);
   JsonObject& AddObject(absl::string_view key, const JsonObject& value);
+  // An array of integers: [1,2,3].
+  JsonObject& AddIntList(absl::string_view key,
+                         const std::vector<int64_t>& values);
 
   // The object, no whitespace, no trailing newline.
   std::string ToString() const { return "{" + members_ + "}"; }

@@ -26,6 +26,12 @@ TEST(JsonObjectTest, MembersInInsertionOrder) {
             "\"metrics\":{\"requests\":2000,\"in_flight\":-1}}");
 }
 
+TEST(JsonObjectTest, IntegerLists) {
+  JsonObject line;
+  line.AddIntList("none", {}).AddIntList("some", {3, -1, 0});
+  EXPECT_EQ(line.ToString(), "{\"none\":[],\"some\":[3,-1,0]}");
+}
+
 TEST(JsonObjectTest, NonFiniteNumbersAreNull) {
   JsonObject line;
   line.AddDouble("nan", std::numeric_limits<double>::quiet_NaN(), 3)

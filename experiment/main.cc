@@ -73,6 +73,11 @@ ABSL_FLAG(std::string, replica_down, "",
           "200ms).");
 ABSL_FLAG(std::string, replica_up, "",
           "chaos: how long replica A runs between kills (default 300ms).");
+ABSL_FLAG(std::string, chaos_arms, "",
+          "chaos: the sidecar policies run side by side, in this order, "
+          "each on a fresh sidecar under the same kill schedule: defaults "
+          "(every budget at its default), no_retry_budget (the same with "
+          "--retry_fraction=0 --retry_per_second=0); default both.");
 ABSL_FLAG(std::string, plot_dir, "",
           "Write PNG plots (and their gnuplot data and scripts) here; needs "
           "/usr/bin/gnuplot.");
@@ -105,6 +110,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.concurrency = absl::GetFlag(FLAGS_concurrency);
   flags.replica_down = absl::GetFlag(FLAGS_replica_down);
   flags.replica_up = absl::GetFlag(FLAGS_replica_up);
+  flags.chaos_arms = absl::GetFlag(FLAGS_chaos_arms);
   flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
   flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);

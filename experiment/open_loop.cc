@@ -124,9 +124,11 @@ class OpenLoopRun {
         break;
       case ReadOutcome::kRejected:
         rejection_latencies_.push_back(absl::FromChrono(now - sent_at));
+        failure_times_.push_back(absl::FromChrono(now - start_));
         break;
       case ReadOutcome::kFailed:
         ++failed_;
+        failure_times_.push_back(absl::FromChrono(now - start_));
         if (failure_notes_.size() < kFailureNotes) {
           failure_notes_.push_back(DescribeFailure(options_.path(i), result));
         }
@@ -157,6 +159,7 @@ class OpenLoopRun {
     result.latencies = SortedMove(latencies_);
     result.send_latencies = SortedMove(send_latencies_);
     result.rejection_latencies = SortedMove(rejection_latencies_);
+    result.failure_times = SortedMove(failure_times_);
     result.failure_notes = std::move(failure_notes_);
     result.first_wrong_answer = std::move(first_wrong_answer_);
     return result;
@@ -168,8 +171,11 @@ class OpenLoopRun {
   const SteadyClock::duration late_after_;
   const int64_t scheduled_;
 
-  // Scheduler thread only.
+  // Set by the scheduler before the first send, then read-only (the
+  // answers' threads read it).
   SteadyClock::time_point start_;
+
+  // Scheduler thread only.
   int64_t sent_ = 0;
   int64_t dropped_ = 0;
   int64_t late_ = 0;
@@ -181,6 +187,7 @@ class OpenLoopRun {
   std::vector<absl::Duration> latencies_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Duration> send_latencies_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Duration> rejection_latencies_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Duration> failure_times_ ABSL_GUARDED_BY(mu_);
   int64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> failure_notes_ ABSL_GUARDED_BY(mu_);
   int64_t wrong_answers_ ABSL_GUARDED_BY(mu_) = 0;

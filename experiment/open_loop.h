@@ -71,6 +71,9 @@ struct OpenLoopResult {
   std::vector<absl::Duration> send_latencies;
   // Of the rejected reads, from actual send to answer, ascending.
   std::vector<absl::Duration> rejection_latencies;
+  // Of the failed and the rejected reads, when each answer came, from the
+  // first scheduled send, ascending.
+  std::vector<absl::Duration> failure_times;
   // The first kFailureNotes failed reads, and the first wrong answer.
   std::vector<std::string> failure_notes;
   std::optional<std::string> first_wrong_answer;

@@ -277,4 +277,94 @@ absl::Status PlotTimeline(const std::string& dir, const std::string& name,
   return RunGnuplot(script);
 }
 
+namespace {
+
+// The data of one chaos arm: a row per bucket, then one at the end of the
+// last so that `with steps` draws it whole.
+std::string ChaosData(const ChaosTimeline& arm) {
+  std::string data =
+      "# start_s middle_s failed_reads fallbacks_taken fallbacks_refused\n";
+  const double width = absl::ToDoubleSeconds(arm.bucket);
+  for (size_t i = 0; i <= arm.buckets.size(); ++i) {
+    const ChaosTimeline::Bucket bucket =
+        i < arm.buckets.size() ? arm.buckets[i] : ChaosTimeline::Bucket{};
+    absl::StrAppendFormat(&data, "%.3f %.3f %d %d %d\n", width * i,
+                          width * (i + 0.5), bucket.failed, bucket.fallbacks,
+                          bucket.refused);
+  }
+  return data;
+}
+
+// Replica A's outages as shaded rectangles behind the curves; an outage
+// with no restart runs to the end of the plot.
+std::string OutageRects(const ChaosTimeline& arm) {
+  std::string rects = "unset object\n";
+  for (size_t i = 0; i < arm.kills.size(); ++i) {
+    const std::string end =
+        i < arm.restarts.size()
+            ? absl::StrFormat("first %.3f",
+                              absl::ToDoubleSeconds(arm.restarts[i]))
+            : "graph 1";
+    absl::StrAppendFormat(&rects,
+                          "set object %d rect from first %.3f, graph 0 to "
+                          "%s, graph 1 fillcolor rgb '#dddddd' fillstyle "
+                          "solid noborder behind\n",
+                          i + 1, absl::ToDoubleSeconds(arm.kills[i]), end);
+  }
+  return rects;
+}
+
+}  // namespace
+
+absl::Status PlotChaosTimeline(const std::string& dir, const std::string& title,
+                               const std::vector<ChaosTimeline>& arms) {
+  if (arms.empty()) return absl::OkStatus();
+  std::string panels;
+  for (const ChaosTimeline& arm : arms) {
+    const std::string path =
+        Join(dir, absl::StrCat("chaos_timeline_", arm.arm, ".dat"));
+    absl::Status written = WriteFile(path, ChaosData(arm));
+    if (!written.ok()) return written;
+    ChaosTimeline::Bucket total;
+    for (const ChaosTimeline::Bucket& bucket : arm.buckets) {
+      total.failed += bucket.failed;
+      total.fallbacks += bucket.fallbacks;
+      total.refused += bucket.refused;
+    }
+    absl::StrAppend(
+        &panels, OutageRects(arm),
+        absl::StrFormat("set title '%s: %d failed reads, %d fallbacks "
+                        "taken, %d refused; grey: replica A down'\n",
+                        arm.arm, total.failed, total.fallbacks, total.refused),
+        absl::StrFormat("set ylabel 'per %s'\n",
+                        absl::FormatDuration(arm.bucket)),
+        // Failed reads as dots, drawn last, so that a refused fallback's
+        // line on the same count does not hide them.
+        "plot '", path,
+        "' using 1:4 with steps linewidth 2 linecolor rgb 'dark-green' "
+        "title 'fallbacks taken', \\\n     '",
+        path,
+        "' using 1:5 with steps linewidth 2 linecolor rgb 'orange' "
+        "title 'fallbacks refused (no retry credit)', \\\n     '",
+        path,
+        "' using 2:($3 > 0 ? $3 : 1/0) with points pointtype 7 "
+        "pointsize 1.2 linecolor rgb 'red' title 'failed reads'\n");
+  }
+  const std::string png = Join(dir, "chaos_timeline.png");
+  const std::string script = Join(dir, "chaos_timeline.gp");
+  absl::Status written = WriteFile(
+      script,
+      absl::StrCat(absl::StrFormat("set terminal pngcairo size 960,%d "
+                                   "noenhanced\n",
+                                   160 + 340 * arms.size()),
+                   "set output '", png, "'\n", "set grid\n",
+                   "set multiplot layout ", arms.size(), ",1 title '", title,
+                   "'\n", "set xlabel 'seconds from the first read'\n",
+                   "set autoscale xfix\n", "set yrange [0:*]\n",
+                   "set key below horizontal maxrows 1\n", panels,
+                   "unset multiplot\n"));
+  if (!written.ok()) return written;
+  return RunGnuplot(script);
+}
+
 }  // namespace tailgate::experiment

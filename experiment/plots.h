@@ -10,6 +10,9 @@
 //   open_loop_goodput.png  ok reads per second vs offered load
 //   <name>_timeline.png    seed, correlated, shifting: per chunk of reads,
 //                          each policy's p99 and its hedge delay
+//   chaos_timeline.png     chaos: per arm and time bucket, failed reads and
+//                          fallbacks taken and refused, with replica A's
+//                          outages shaded
 //
 // Thread safety: functions without shared state; they write files and run
 // gnuplot as a child process.
@@ -80,6 +83,27 @@ struct PolicyTimeline {
 absl::Status PlotTimeline(const std::string& dir, const std::string& name,
                           const std::string& title,
                           const std::vector<PolicyTimeline>& policies);
+
+// One arm of the chaos scenario over its run, bucket by bucket.
+struct ChaosTimeline {
+  std::string arm;
+  absl::Duration bucket;
+  struct Bucket {
+    int64_t failed = 0;     // reads answered with a failure in the bucket
+    int64_t fallbacks = 0;  // failure fallbacks taken
+    int64_t refused = 0;    // fallbacks refused for want of retry credit
+  };
+  std::vector<Bucket> buckets;  // bucket i: [i, i + 1) x bucket
+  // Replica A killed, and started again, from the start of the run.
+  std::vector<absl::Duration> kills;
+  std::vector<absl::Duration> restarts;
+};
+
+// Draws DIR/chaos_timeline.png: one panel per arm, the three counts per
+// bucket against time, each outage of replica A (kill to restart) shaded;
+// `title` heads the plot.
+absl::Status PlotChaosTimeline(const std::string& dir, const std::string& title,
+                               const std::vector<ChaosTimeline>& arms);
 
 }  // namespace tailgate::experiment
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,45 @@ TEST(PlotsTest, SweepLeavesOutWhatCannotBeDrawn) {
   EXPECT_TRUE(NonEmptyFile(dir, "open_loop_amplification.png"));
   EXPECT_TRUE(NonEmptyFile(dir, "open_loop_goodput.png"));
   EXPECT_TRUE(NonEmptyFile(dir, "open_loop_sweep_hedged.dat"));
+}
+
+std::string ReadFile(const std::string& dir, const std::string& file) {
+  std::ifstream in(std::filesystem::path(dir) / file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(PlotsTest, ChaosTimelineOnePanelPerArm) {
+  const std::string dir = PlotDir("chaos");
+  ASSERT_TRUE(PreparePlotDir(dir).ok());
+  ChaosTimeline defaults{"defaults", absl::Milliseconds(100)};
+  defaults.buckets = {{0, 0, 0}, {0, 3, 0}, {0, 0, 0}};
+  defaults.kills = {absl::Milliseconds(100)};
+  defaults.restarts = {absl::Milliseconds(200)};
+  // Every count 0 and a kill with no restart: still drawn.
+  ChaosTimeline quiet{"no_retry_budget", absl::Milliseconds(100)};
+  quiet.buckets = {{0, 0, 0}, {2, 0, 3}};
+  quiet.kills = {absl::Milliseconds(150)};
+  const absl::Status status = PlotChaosTimeline(dir, "test", {defaults, quiet});
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(NonEmptyFile(dir, "chaos_timeline.png"));
+  EXPECT_EQ(ReadFile(dir, "chaos_timeline_defaults.dat"),
+            "# start_s middle_s failed_reads fallbacks_taken "
+            "fallbacks_refused\n"
+            "0.000 0.050 0 0 0\n0.100 0.150 0 3 0\n0.200 0.250 0 0 0\n"
+            "0.300 0.350 0 0 0\n");
+  const std::string script = ReadFile(dir, "chaos_timeline.gp");
+  EXPECT_TRUE(absl::StrContains(script, "layout 2,1")) << script;
+  EXPECT_TRUE(absl::StrContains(
+      script, "rect from first 0.100, graph 0 to first 0.200, graph 1"))
+      << script;
+  EXPECT_TRUE(absl::StrContains(
+      script, "rect from first 0.150, graph 0 to graph 1, graph 1"))
+      << script;
+  EXPECT_TRUE(absl::StrContains(
+      script, "no_retry_budget: 2 failed reads, 0 fallbacks taken, 3 refused"))
+      << script;
 }
 
 }  // namespace
