@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "hedge/read_decision.h"
+#include "hedge/testing_replicas.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -20,16 +21,6 @@ constexpr absl::Duration kLate = absl::Milliseconds(6);
 
 class ReadDecisionLateHedgeTest : public ::testing::Test {
  protected:
-  ReadDecisionLateHedgeTest() {
-    std::vector<CircuitBreaker*> raw;
-    for (int i = 0; i < 2; ++i) {
-      breakers_.push_back(std::make_unique<CircuitBreaker>(
-          CircuitConfig{1000, absl::Seconds(1)}));
-      raw.push_back(breakers_.back().get());
-    }
-    picker_ = std::make_unique<ReplicaPicker>(raw);
-  }
-
   // Spends the budget's credits down to `left` (burst 4, nothing earned).
   void SpendDownTo(int left) {
     while (budget_.credits() > left) ASSERT_TRUE(budget_.TryConsume());
@@ -42,7 +33,7 @@ class ReadDecisionLateHedgeTest : public ::testing::Test {
     options.late_hedge_delay = late;
     options.hedge_reserve = budget_.burst() / 2;
     return std::make_unique<ReadDecision>(
-        ReadPolicy{picker_.get(), &budget_, &retry_budget_, &limits_},
+        ReadPolicy{replicas_.picker(), &budget_, &retry_budget_, &limits_},
         options);
   }
 
@@ -51,8 +42,7 @@ class ReadDecisionLateHedgeTest : public ::testing::Test {
     EXPECT_TRUE(read.finished());
   }
 
-  std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
-  std::unique_ptr<ReplicaPicker> picker_;
+  TestReplicas replicas_{2};
   HedgeBudget budget_{HedgeBudgetConfig{0.25, 4}};
   RetryBudget retry_budget_{RetryBudgetConfig{}};
   AdmissionLimits limits_{AdmissionConfig{100, 100}};
@@ -156,7 +146,7 @@ TEST_F(ReadDecisionLateHedgeTest, ASlowSpellLeavesCreditsForTheStragglers) {
     options.hedge_delay = kDelay;
     options.late_hedge_delay = late;
     options.hedge_reserve = budget.burst() / 2;
-    const ReadPolicy policy{picker_.get(), &budget, &retry_budget_,
+    const ReadPolicy policy{replicas_.picker(), &budget, &retry_budget_,
                             &limits_};
     int start = 0;
     // Each read's events in time order, as the engine would deliver them.

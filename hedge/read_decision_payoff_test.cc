@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/read_decision.h"
+#include "hedge/testing_replicas.h"
 #include "hedge/tenant_payoff.h"
 
 namespace tailgate::hedge {
@@ -19,19 +20,9 @@ absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
 
 class ReadDecisionPayoffTest : public ::testing::Test {
  protected:
-  ReadDecisionPayoffTest() {
-    std::vector<CircuitBreaker*> raw;
-    for (int i = 0; i < 2; ++i) {
-      breakers_.push_back(std::make_unique<CircuitBreaker>(
-          CircuitConfig{1000, absl::Seconds(1)}));
-      raw.push_back(breakers_.back().get());
-    }
-    picker_ = std::make_unique<ReplicaPicker>(raw);
-  }
-
   std::unique_ptr<ReadDecision> NewRead(int tenant_slot = 0) {
     return std::make_unique<ReadDecision>(
-        ReadPolicy{picker_.get(), &budget_, &retry_budget_, &limits_,
+        ReadPolicy{replicas_.picker(), &budget_, &retry_budget_, &limits_,
                    /*tenant_credits=*/nullptr, tenant_slot, &payoff_},
         ReadOptions{false, absl::Milliseconds(5)});
   }
@@ -53,8 +44,7 @@ class ReadDecisionPayoffTest : public ::testing::Test {
     return read->attempts_launched() == 2;
   }
 
-  std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
-  std::unique_ptr<ReplicaPicker> picker_;
+  TestReplicas replicas_{2};
   HedgeBudget budget_{HedgeBudgetConfig{1.0, 1000}};
   RetryBudget retry_budget_{RetryBudgetConfig{}};
   AdmissionLimits limits_{AdmissionConfig{100, 100}};
