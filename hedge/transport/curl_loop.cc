@@ -11,10 +11,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -35,14 +33,6 @@ constexpr absl::Duration kMaxBackoff = absl::Milliseconds(100);
 // A fresh read or fallback asks curl for a timeout of 0 (run now); the
 // loop serves that before it sleeps, this many times per iteration at most.
 constexpr int kMaxImmediateActions = 4;
-
-// Writes `message` to stderr unless `logged`; sets `logged`.
-void LogOnce(bool& logged, const std::string& message) {
-  if (logged) return;
-  logged = true;
-  std::fprintf(stderr, "curl_loop: %s (further ones are not logged)\n",
-               message.c_str());
-}
 
 // The base: epoll, without a lock (only the loop thread touches it), with
 // the change list so that the re-arms of one iteration cost one epoll_ctl
@@ -102,6 +92,13 @@ CurlLoop::~CurlLoop() {
   if (base_ != nullptr) event_base_free(base_);
   if (timer_fd_ >= 0) close(timer_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void CurlLoop::LogOnce(bool& logged, const std::string& message) {
+  if (logged) return;
+  logged = true;
+  std::fprintf(stderr, "curl_loop: %s (further ones are not logged)\n",
+               message.c_str());
 }
 
 absl::Status CurlLoop::Start() {
@@ -194,18 +191,6 @@ absl::Status CurlLoop::AddTransfer(CURL* easy) {
 void CurlLoop::RemoveTransfer(CURL* easy) {
   loop_thread_.AssertOnOwner();
   curl_multi_remove_handle(multi_, easy);
-}
-
-void CurlLoop::ArmTimer(absl::Time at, uint64_t key) {
-  loop_thread_.AssertOnOwner();
-  timers_.Arm(at, key);
-  pending_timers_.store(timers_.size(), std::memory_order_relaxed);
-}
-
-void CurlLoop::CancelTimer(uint64_t key) {
-  loop_thread_.AssertOnOwner();
-  timers_.Cancel(key);
-  pending_timers_.store(timers_.size(), std::memory_order_relaxed);
 }
 
 void CurlLoop::Run() {
@@ -361,12 +346,6 @@ void CurlLoop::OnSocketReady(int fd, short what, void* loop) noexcept {
   self->SocketAction(fd, mask);
 }
 
-void CurlLoop::OnTimerFd(int, short, void* loop) noexcept {
-  auto* self = static_cast<CurlLoop*>(loop);
-  self->loop_thread_.AssertOnOwner();
-  self->ReadTimerFd();  // the timers fire in the next RunDueWork
-}
-
 void CurlLoop::OnWakeFd(int, short, void* loop) noexcept {
   auto* self = static_cast<CurlLoop*>(loop);
   self->loop_thread_.AssertOnOwner();
@@ -417,47 +396,6 @@ void CurlLoop::ReadWakeFd() {
   [[maybe_unused]] const ssize_t got = read(wake_fd_, &wakeups, sizeof(wakeups));
 }
 
-void CurlLoop::ReadTimerFd() {
-  uint64_t expirations;
-  while (read(timer_fd_, &expirations, sizeof(expirations)) > 0) {
-  }
-  timer_fd_armed_for_ = absl::InfiniteFuture();
-  SpinUntilNextTimer();
-}
-
-void CurlLoop::SpinUntilNextTimer() {
-  if (timer_spin_ <= absl::ZeroDuration()) return;
-  const absl::Time due = timers_.next();
-  // Once per due time: if the spin ran out first (an injected clock that
-  // does not move), SetTimerFd then waits for the due time itself.
-  if (due == spun_for_ || due - clock_.Now() > timer_spin_) return;
-  spun_for_ = due;
-  const auto start = std::chrono::steady_clock::now();
-  const auto limit = start + absl::ToChronoNanoseconds(timer_spin_);
-  auto now = start;
-  while (clock_.Now() < due && now < limit) {
-    now = std::chrono::steady_clock::now();
-  }
-  spin_nanos_.fetch_add(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count(),
-      std::memory_order_relaxed);
-}
-
-void CurlLoop::FireDueTimers() {
-  if (timers_.empty()) return;
-  const absl::Time now = clock_.Now();
-  while (true) {
-    const absl::Time at = timers_.next();
-    const std::optional<uint64_t> key = timers_.PopDue(now);
-    if (!key.has_value()) break;
-    pending_timers_.store(timers_.size(), std::memory_order_relaxed);
-    timers_fired_.fetch_add(1, std::memory_order_relaxed);
-    lateness_nanos_.fetch_add(absl::ToInt64Nanoseconds(now - at),
-                              std::memory_order_relaxed);
-    callbacks_.OnTimer(*key);
-  }
-}
-
 void CurlLoop::DrainFinishedTransfers() {
   int queued = 0;
   while (CURLMsg* message = curl_multi_info_read(multi_, &queued)) {
@@ -467,32 +405,6 @@ void CurlLoop::DrainFinishedTransfers() {
     const CURLcode result = message->data.result;
     callbacks_.OnTransferDone(easy, result);
   }
-}
-
-bool CurlLoop::SetTimerFd() {
-  const absl::Time next = timers_.next();
-  if (next == timer_fd_armed_for_) return true;
-  itimerspec spec{};
-  if (next != absl::InfiniteFuture()) {
-    // Relative, so an injected clock with its own epoch works too.
-    // Early by timer_spin_: SpinUntilNextTimer covers the rest.
-    const absl::Duration early =
-        next == spun_for_ ? absl::ZeroDuration() : timer_spin_;
-    absl::Duration wait = next - early - clock_.Now();
-    if (wait < absl::Nanoseconds(1)) wait = absl::Nanoseconds(1);
-    spec.it_value = absl::ToTimespec(wait);
-  }
-  // Fails only for an invalid descriptor or spec, neither of which the loop
-  // makes; if it does, the armed time stays unknown so the next call tries
-  // again.
-  if (timerfd_settime(timer_fd_, 0, &spec, nullptr) != 0) {
-    LogOnce(timer_error_logged_,
-            absl::StrCat("timerfd_settime: ", std::strerror(errno)));
-    timer_fd_armed_for_ = absl::InfinitePast();
-    return false;
-  }
-  timer_fd_armed_for_ = next;
-  return true;
 }
 
 absl::Duration CurlLoop::WaitFor(absl::Time wake_by) {

@@ -79,6 +79,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -206,8 +207,12 @@ class CurlLoop {
   // finished: before due timers fire, so that an answer that arrived while
   // the loop thread was held up beats the timer that came due meanwhile.
   void TakeInReadyEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Timers (curl_loop_timers.cc). Arms the timerfd for the next timer;
+  // false if it could not.
   bool SetTimerFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void SpinUntilNextTimer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Writes `message` to stderr unless `logged`; sets `logged`.
+  static void LogOnce(bool& logged, const std::string& message);
   bool OnLoopThread() const {
     return loop_thread_id_.load(std::memory_order_relaxed) ==
            std::this_thread::get_id();
