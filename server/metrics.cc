@@ -134,6 +134,12 @@ void AddHedgeAccounting(const hedge::EngineSnapshot& engine,
       MetricType::Counter, engine,
       [](const UpstreamSnapshot& u) { return Counter(u.timer_hedge_wins); }));
   families.push_back(PerUpstream(
+      "tailgate_late_hedge_waits_total",
+      "Hedge timers that found the hedge credits below half the burst and "
+      "waited for twice the learned delay, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.late_hedge_waits); }));
+  families.push_back(PerUpstream(
       "tailgate_hedge_win_ratio",
       "Recent share of timer hedges that won (about the last 16), by "
       "upstream.",

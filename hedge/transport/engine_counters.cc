@@ -68,6 +68,7 @@ void UpstreamCounters::CopyTo(UpstreamSnapshot& upstream) const {
   upstream.hedge_wins = hedge_wins.load(std::memory_order_relaxed);
   upstream.timer_hedges = timer_hedges.load(std::memory_order_relaxed);
   upstream.timer_hedge_wins = timer_hedge_wins.load(std::memory_order_relaxed);
+  upstream.late_hedge_waits = late_hedge_waits.load(std::memory_order_relaxed);
   upstream.loser_bytes = loser_bytes.load(std::memory_order_relaxed);
   upstream.losers_released = losers_released.load(std::memory_order_relaxed);
   upstream.loser_release_total =

@@ -56,7 +56,14 @@ void EngineImpl::OnTimer(uint64_t key) {
   if (static_cast<TimerKind>(key & 1) == TimerKind::kDeadline) {
     Execute(read, read.decision.OnDeadline(now, read.deadline_source));
   } else {
-    Execute(read, read.decision.OnHedgeTimer(now));
+    const Actions actions = read.decision.OnHedgeTimer(now);
+    for (const Action& action : actions) {
+      // Armed again: the hedge waits for the late delay.
+      if (action.type == Action::Type::kArmHedgeTimer) {
+        Bump(read.upstream.totals().late_hedge_waits);
+      }
+    }
+    Execute(read, actions);
   }
 }
 

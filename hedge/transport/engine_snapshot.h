@@ -47,6 +47,9 @@ struct UpstreamSnapshot {
   // hedge answered with status < 500.
   uint64_t timer_hedges = 0;
   uint64_t timer_hedge_wins = 0;
+  // Hedge timers that found the hedge budget below its reserve and waited
+  // for the late delay (learned delays only; read_decision.h).
+  uint64_t late_hedge_waits = 0;
   // The payoff gate (hedge/adaptive/hedge_payoff.h): its recent win ratio
   // of timer hedges, the share of wanted hedges it lets ask the budget now,
   // and the hedges it has held back.

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/adaptive/hedge_payoff.h"
 #include "tests/integration/engine_fixture.h"
@@ -93,6 +94,40 @@ TEST_F(EngineHedgeAccountingTest, HedgesThatCannotWinAreHeldBack) {
   EXPECT_GT(upstream.hedges_held_back, 0u);
   EXPECT_EQ(upstream.timer_hedges + upstream.hedges_held_back, 60u);
   ExpectIdle();
+}
+
+// With a learned delay, a hedge timer that finds the credits below half
+// the burst waits for twice the delay, and is counted.
+TEST_F(EngineHedgeAccountingTest, LateHedgeWaitsAreCounted) {
+  // Every read's first attempt hangs for 2 s, its second answers at once.
+  const Handler slow_then_fast = PerAttempt(
+      {Answer("slow", absl::Seconds(2)), Answer("fast")});
+  StartReplicas({slow_then_fast, slow_then_fast});
+  hedge::EngineConfig config = DefaultConfig();
+  // 4 credits banked, next to nothing earned: the reserve is 2.
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0.001, 4};
+  hedge::AdaptiveDelayConfig& adaptive = config.upstreams[0].adaptive_delay;
+  adaptive.enabled = true;
+  adaptive.min = absl::Milliseconds(20);  // the delay, until learned
+  adaptive.max = absl::Milliseconds(20);
+  StartEngine(config);
+  // Three hedges at 20 ms take the balance from 4 to about 1.
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<hedge::EngineResponse> response =
+        Read(absl::StrCat("/r", i));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "fast");
+  }
+  EXPECT_EQ(Upstream(*engine_).late_hedge_waits, 0u);
+  // The fourth read's timer finds it below 2: its hedge waits for 40 ms.
+  absl::StatusOr<hedge::EngineResponse> late = Read("/r3");
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->body, "fast");
+  EXPECT_TRUE(late->trace.hedged);
+  EXPECT_GE(late->trace.latency, absl::Milliseconds(40));
+  const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+  EXPECT_EQ(upstream.late_hedge_waits, 1u);
+  EXPECT_EQ(upstream.timer_hedges, 4u);
 }
 
 }  // namespace
