@@ -143,8 +143,7 @@ absl::Status MeasureTenants(const ExperimentConfig& config, const Mode& mode,
   // The flood comes from another app: a client on a connection of its own.
   std::unique_ptr<Client> flood_client;
   if (mode.flood) {
-    absl::StatusOr<std::unique_ptr<Client>> client =
-        session.ConnectOwnClient();
+    absl::StatusOr<std::unique_ptr<Client>> client = session.ConnectOwnClient();
     if (!client.ok()) return client.status();
     flood_client = *std::move(client);
   }

@@ -236,7 +236,8 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
     if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
     return SkipReason::kNoRetryBudget;
   }
-  if (policy_.payoff != nullptr && !policy_.payoff->AllowHedge(policy_.tenant_slot)) {
+  if (policy_.payoff != nullptr &&
+      !policy_.payoff->AllowHedge(policy_.tenant_slot)) {
     // Hedges that stopped winning: the gate holds back part of the
     // speculative spend, counted as a want of budget.
     return SkipReason::kNoBudget;

@@ -16,8 +16,8 @@
 //    attempt is taken only when, in this order, another replica is eligible,
 //    an attempt permit is free and its budget yields a credit: a timer
 //    hedge must pass its tenant's payoff gate (when the read has one:
-//    hedges that stopped winning are cut toward a floor), then takes one from the
-//    read's tenant's hedge credits and one from the hedge budget
+//    hedges that stopped winning are cut toward a floor), then takes one from
+//    the read's tenant's hedge credits and one from the hedge budget
 //    (TenantCredits, when the policy has them; the hedge budget alone
 //    otherwise); a fallback takes one from the retry budget only, so
 //    hedges can never leave a failed primary without its fallback.
@@ -32,8 +32,8 @@
 //    that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes. A read whose timer hedge
-//    was launched tells its tenant's payoff gate whether the hedge won; so does one
-//    whose deadline came first (a loss). A caller's cancel, and both
+//    was launched tells its tenant's payoff gate whether the hedge won; so does
+//    one whose deadline came first (a loss). A caller's cancel, and both
 //    attempts failing, tell it nothing.
 //  - When no attempt is left in flight and none succeeded: the most recent
 //    kServerError is forwarded (finish with that attempt); else kTooLarge if

@@ -26,8 +26,8 @@ class ReadDecisionLateHedgeTest : public ::testing::Test {
     while (budget_.credits() > left) ASSERT_TRUE(budget_.TryConsume());
   }
 
-  std::unique_ptr<ReadDecision> NewRead(
-      absl::Duration late = kLate, absl::Duration delay = kDelay) {
+  std::unique_ptr<ReadDecision> NewRead(absl::Duration late = kLate,
+                                        absl::Duration delay = kDelay) {
     ReadOptions options;
     options.hedge_delay = delay;
     options.late_hedge_delay = late;
@@ -106,8 +106,7 @@ TEST_F(ReadDecisionLateHedgeTest, WithoutALateDelayTheHedgeNeverWaits) {
   for (absl::Duration late : {absl::ZeroDuration(), kDelay}) {
     std::unique_ptr<ReadDecision> read = NewRead(late);
     read->Start(At(0));
-    EXPECT_TRUE(IsHedgeLaunch(read->OnHedgeTimer(At(3))))
-        << "late " << late;
+    EXPECT_TRUE(IsHedgeLaunch(read->OnHedgeTimer(At(3)))) << "late " << late;
     Finish(*read, At(50));
     budget_.OnAdmission();  // back to one credit
     budget_.OnAdmission();

@@ -9,8 +9,8 @@
 #include "gtest/gtest.h"
 #include "hedge/adaptive/hedge_payoff.h"
 #include "hedge/read_decision.h"
-#include "hedge/testing_replicas.h"
 #include "hedge/tenant_payoff.h"
+#include "hedge/testing_replicas.h"
 
 namespace tailgate::hedge {
 namespace {

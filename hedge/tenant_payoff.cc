@@ -11,7 +11,8 @@ void TenantPayoff::OnHedgeResult(int slot, bool won) {
 
 double TenantPayoff::spend() const {
   double lowest = 1.0;
-  for (const HedgePayoff& gate : gates_) lowest = std::min(lowest, gate.spend());
+  for (const HedgePayoff& gate : gates_)
+    lowest = std::min(lowest, gate.spend());
   return lowest;
 }
 

@@ -161,9 +161,9 @@ TEST(AdaptiveHedgeDelayTest, ClampedToMinAndMax) {
 // hedged, most of them won by the hedge: a fifth of the primaries are cut
 // short. The delay must stay at the true distribution's quantile for 90 %
 // of the fraction, 1 + 2 ln(1 / 0.225) = 3.98 ms (its median times the
-// margin is lower: 1.25 * 2.39 = 2.98 ms), and neither creep down nor up. (Dropping the cut primaries would take the
-// delay down to 3.47 ms, 13 % low, within the first second: checked by
-// hand.)
+// margin is lower: 1.25 * 2.39 = 2.98 ms), and neither creep down nor up.
+// (Dropping the cut primaries would take the delay down to 3.47 ms, 13 % low,
+// within the first second: checked by hand.)
 TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
   AdaptiveHedgeDelay policy(Auto(), absl::Milliseconds(25), 0.25);
   testing::FakeClock clock;
@@ -184,8 +184,8 @@ TEST(AdaptiveHedgeDelayTest, HeavyHedgingOfAFixedDistributionDoesNotRatchet) {
 }
 
 // The seed's workload: the budget's quantile lies inside the fast mode,
-// and the margin times the median (2.5 ms) clears it; stragglers are hedged, fast reads are
-// not.
+// and the margin times the median (2.5 ms) clears it; stragglers are hedged,
+// fast reads are not.
 TEST(AdaptiveHedgeDelayTest, TightFastModeIsNotHedged) {
   AdaptiveHedgeDelay policy(Auto(), absl::Milliseconds(25), 0.25);
   testing::FakeClock clock;

@@ -75,8 +75,7 @@ std::vector<Named> Workloads() {
   };
 }
 
-void Run(const Named& workload, std::optional<DelayRule> rule,
-         double margin) {
+void Run(const Named& workload, std::optional<DelayRule> rule, double margin) {
   std::mt19937 random(7);
   CensoredLatencySketch sketch({absl::Seconds(4), 4});
   HedgeBudget budget(HedgeBudgetConfig{kFraction, kBurst});

@@ -275,8 +275,7 @@ void CurlLoop::SocketAction(curl_socket_t fd, int mask) {
   // CURLM_OK even when transfers failed (they are reported through
   // curl_multi_info_read); an error means the multi handle itself could not
   // proceed, such as running out of memory.
-  const CURLMcode code =
-      curl_multi_socket_action(multi_, fd, mask, &running);
+  const CURLMcode code = curl_multi_socket_action(multi_, fd, mask, &running);
   if (code == CURLM_OK) return;
   failed_ = true;
   LogOnce(action_error_logged_, absl::StrCat("curl_multi_socket_action: ",
@@ -292,9 +291,8 @@ int CurlLoop::OnCurlSocket(CURL*, curl_socket_t fd, int what, void* loop,
 }
 
 void CurlLoop::Watch(curl_socket_t fd, int what, event* watch) {
-  const short events =
-      EV_PERSIST | ((what & CURL_POLL_IN) != 0 ? EV_READ : 0) |
-      ((what & CURL_POLL_OUT) != 0 ? EV_WRITE : 0);
+  const short events = EV_PERSIST | ((what & CURL_POLL_IN) != 0 ? EV_READ : 0) |
+                       ((what & CURL_POLL_OUT) != 0 ? EV_WRITE : 0);
   if (watch != nullptr) {
     if (what != CURL_POLL_REMOVE && event_get_events(watch) == events) return;
     // Its callback may be the one running: freed after the callbacks.
@@ -332,9 +330,9 @@ int CurlLoop::OnCurlTimer(CURLM*, long timeout_ms, void* loop) noexcept {
   auto* self = static_cast<CurlLoop*>(loop);
   self->loop_thread_.AssertOnOwner();  // curl calls back from the loop
   // Served by RunDueWork, not from here (curl asks not to be re-entered).
-  self->curl_due_ = timeout_ms < 0 ? absl::InfiniteFuture()
-                                   : SteadyClock().Now() +
-                                         absl::Milliseconds(timeout_ms);
+  self->curl_due_ = timeout_ms < 0
+                        ? absl::InfiniteFuture()
+                        : SteadyClock().Now() + absl::Milliseconds(timeout_ms);
   return 0;
 }
 
@@ -360,8 +358,8 @@ void CurlLoop::OnWaitOver(int, short, void*) noexcept {}
 bool CurlLoop::Wait(absl::Time wake_by) {
   // A socket waiting to be closed (a cancelled attempt's, whose replica
   // should see it go at once): a wait that only applies the change list.
-  const timeval wait = absl::ToTimeval(
-      closing_.empty() ? WaitFor(wake_by) : absl::ZeroDuration());
+  const timeval wait = absl::ToTimeval(closing_.empty() ? WaitFor(wake_by)
+                                                        : absl::ZeroDuration());
   // Re-arms it if a shorter wait left it pending.
   if (event_add(wait_event_, &wait) != 0) return false;
   // Sockets curl let go of before this wait: their removal from epoll is

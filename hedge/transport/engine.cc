@@ -77,7 +77,8 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   options.hedge_delay = upstream->delay().DelayFor(request.hedge_delay);
   // A learned delay keeps the lower half of the hedge credits for reads
   // that are late by far (adaptive_hedge_delay.h).
-  options.late_hedge_delay = upstream->delay().LateDelayFor(request.hedge_delay);
+  options.late_hedge_delay =
+      upstream->delay().LateDelayFor(request.hedge_delay);
   options.hedge_reserve = upstream->budget().burst() / 2;
   // An attempt that had half the sidecar's timeout and did not answer
   // has failed; a younger one (a late fallback or hedge) had no chance.

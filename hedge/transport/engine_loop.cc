@@ -243,8 +243,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
         action.error,
         ErrorContext{limits_.attempts().capacity(),
                      read.upstream.attempt_limits().max_body_bytes,
-                     read.upstream.timeout(), read.deadline_source,
-                     stopping_});
+                     read.upstream.timeout(), read.deadline_source, stopping_});
   }
   counters_.request_duration.Record(now - read.admitted);
   Bump(counters_.in_flight_requests, int64_t{-1});

@@ -39,14 +39,13 @@ absl::Status HttpDoor::Impl::OnLoop(
   hedge::CondVar ran_changed;
   bool ran = false;
   absl::Status result;
-  absl::Status posted = admission_.engine().RunOnLoop(
-      [&](event_base* base) {
-        absl::Status status = step(base);
-        hedge::MutexLock lock(&mu);
-        result = std::move(status);
-        ran = true;
-        ran_changed.SignalAll();
-      });
+  absl::Status posted = admission_.engine().RunOnLoop([&](event_base* base) {
+    absl::Status status = step(base);
+    hedge::MutexLock lock(&mu);
+    result = std::move(status);
+    ran = true;
+    ran_changed.SignalAll();
+  });
   if (!posted.ok()) return posted;
   hedge::MutexLock lock(&mu);
   while (!ran) ran_changed.Wait(&mu);
@@ -85,9 +84,9 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
       return absl::InternalError("cannot serve HTTP on the unix socket");
     }
     address_ = address;
-    accept_backoff_ = AcceptBackoff::Install(
-        evhttp_bound_socket_get_listener(socket), base_, absl::Seconds(1),
-        options_.accept_failed);
+    accept_backoff_ =
+        AcceptBackoff::Install(evhttp_bound_socket_get_listener(socket), base_,
+                               absl::Seconds(1), options_.accept_failed);
     return absl::OkStatus();
   }
   socket = evhttp_bind_socket_with_handle(

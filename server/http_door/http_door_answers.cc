@@ -59,10 +59,9 @@ void HttpDoor::Impl::Answer(Connection* connection, evhttp_request* request,
 
 void HttpDoor::Impl::AnswerRawAndClose(Connection* connection,
                                        const HttpReply& reply) {
-  std::string bytes = absl::StrCat("HTTP/1.1 ", reply.status, " ",
-                                   reply.status == 405 ? "Method Not Allowed"
-                                                       : "Error",
-                                   "\r\n");
+  std::string bytes = absl::StrCat(
+      "HTTP/1.1 ", reply.status, " ",
+      reply.status == 405 ? "Method Not Allowed" : "Error", "\r\n");
   for (const hygiene::HttpHeader& header : reply.headers) {
     absl::StrAppend(&bytes, header.name, ": ", header.value, "\r\n");
   }

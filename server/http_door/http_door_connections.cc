@@ -74,7 +74,7 @@ void HttpDoor::Impl::OnRegister(evutil_socket_t, short, void* arg) noexcept {
   if (connection->closed) {
     event_free(connection->header_timer);
     event_free(connection->registration);  // this one, which has run
-    self->connections_.erase(bev);  // deletes `connection`
+    self->connections_.erase(bev);         // deletes `connection`
   }
   bufferevent_decref(bev);
 }

@@ -77,7 +77,7 @@ class HttpDoor::Impl {
     // run, so the pointer stays valid (and unique as a map key) even if
     // evhttp frees the connection first.
     bufferevent* bev;
-    bool over_limit;            // accepted beyond max_connections
+    bool over_limit;                     // accepted beyond max_connections
     evhttp_connection* evcon = nullptr;  // once attached
     bool registering = true;             // OnRegister has not run yet
     bool closed = false;
@@ -92,7 +92,7 @@ class HttpDoor::Impl {
       kReading,  // the engine has the read; the connection is held
       kWriting,  // the answer is handed to evhttp
     };
-    Connection* connection;  // null once the connection is gone
+    Connection* connection;   // null once the connection is gone
     evhttp_request* request;  // null once the connection is gone
     bool head = false;
     bool holds_slot = false;  // an admission slot, released when over
@@ -144,8 +144,7 @@ class HttpDoor::Impl {
   void Unhold(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The engine has completed `exchange`'s read (its callback, on this
   // thread).
-  void Deliver(Exchange* exchange,
-               absl::StatusOr<hedge::EngineResponse> result)
+  void Deliver(Exchange* exchange, absl::StatusOr<hedge::EngineResponse> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Answers (http_door_answers.cc).
@@ -154,8 +153,8 @@ class HttpDoor::Impl {
   void Send(Exchange* exchange, HttpReply reply)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Writes a sidecar-produced answer to a request that started no read.
-  void Answer(Connection* connection, evhttp_request* request,
-              HttpReply reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void Answer(Connection* connection, evhttp_request* request, HttpReply reply)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Writes `reply` straight to the connection, then closes it.
   void AnswerRawAndClose(Connection* connection, const HttpReply& reply)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);

@@ -123,10 +123,9 @@ void HttpDoor::Impl::Deliver(Exchange* exchange,
       result = admission_.BufferFullError();
     }
   }
-  HttpReply reply =
-      result.ok()
-          ? ReplyForResponse(*std::move(result), exchange->head)
-          : ReplyForError(result.status(), Stage::kCompletion);
+  HttpReply reply = result.ok()
+                        ? ReplyForResponse(*std::move(result), exchange->head)
+                        : ReplyForError(result.status(), Stage::kCompletion);
   Connection* connection = exchange->connection;
   Send(exchange, std::move(reply));
   WriteNow(connection);

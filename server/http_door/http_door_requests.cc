@@ -65,11 +65,11 @@ void HttpDoor::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
 
 void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
   if (connection->over_limit) {
-    HttpReply reply = ReplyForError(
-        absl::ResourceExhaustedError(absl::StrCat(
-            "too many connections (http_max_connections=",
-            options_.max_connections, ")")),
-        Stage::kAdmission);
+    HttpReply reply =
+        ReplyForError(absl::ResourceExhaustedError(absl::StrCat(
+                          "too many connections (http_max_connections=",
+                          options_.max_connections, ")")),
+                      Stage::kAdmission);
     reply.close = true;
     Answer(connection, request, std::move(reply));
     return;
@@ -94,14 +94,15 @@ void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
     return;
   }
   absl::StatusOr<DoorRead> read = ReadFromHttp(in);
-  if (read.ok() && evbuffer_get_length(evhttp_request_get_input_buffer(
-                       request)) > 0) {
+  if (read.ok() &&
+      evbuffer_get_length(evhttp_request_get_input_buffer(request)) > 0) {
     read = absl::InvalidArgumentError(
         "a request body is not accepted: GET and HEAD carry none");
   }
   if (!read.ok()) {
     admission_.CountRejection(RejectReason::kInvalidArgument);
-    Answer(connection, request, ReplyForError(read.status(), Stage::kAdmission));
+    Answer(connection, request,
+           ReplyForError(read.status(), Stage::kAdmission));
     return;
   }
   auto* exchange = new Exchange{connection, request};

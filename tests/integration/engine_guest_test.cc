@@ -58,9 +58,9 @@ TEST_F(EngineGuestTest, GuestEventSubmitsAReadThatCompletesOnTheLoop) {
     event_free(g->timer);  // a one-shot event, freed on the loop thread
     absl::StatusOr<uint64_t> id = g->engine->Submit(
         g->read, [g](absl::StatusOr<hedge::EngineResponse> response) {
-          g->done.set_value({CurrentThreadName(),
-                             response.ok() ? response->body
-                                           : response.status().ToString()});
+          g->done.set_value(
+              {CurrentThreadName(),
+               response.ok() ? response->body : response.status().ToString()});
         });
     if (!id.ok()) g->done.set_value({"refused", id.status().ToString()});
   };
@@ -92,17 +92,17 @@ TEST_F(EngineGuestTest, ReadSubmittedFromACallbackStartsAtOnce) {
   hedge::Engine* engine = engine_.get();
   hedge::EngineRead next = Get("/second");
   hedge::ReadCallback first_done = first.Callback();
-  ASSERT_TRUE(engine_
-                  ->Submit(Get("/first"),
-                           [&, engine](absl::StatusOr<hedge::EngineResponse>
-                                           response) mutable {
-                             EXPECT_TRUE(engine
-                                             ->Submit(std::move(next),
-                                                      second.Callback())
-                                             .ok());
-                             first_done(std::move(response));
-                           })
-                  .ok());
+  ASSERT_TRUE(
+      engine_
+          ->Submit(
+              Get("/first"),
+              [&,
+               engine](absl::StatusOr<hedge::EngineResponse> response) mutable {
+                EXPECT_TRUE(
+                    engine->Submit(std::move(next), second.Callback()).ok());
+                first_done(std::move(response));
+              })
+          .ok());
   ASSERT_TRUE(first.Wait().ok());
   const absl::StatusOr<hedge::EngineResponse>& response =
       second.Wait(absl::Seconds(5));

@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/adaptive/hedge_payoff.h"
 #include "tests/integration/engine_fixture.h"
@@ -100,8 +100,8 @@ TEST_F(EngineHedgeAccountingTest, HedgesThatCannotWinAreHeldBack) {
 // the burst waits for twice the delay, and is counted.
 TEST_F(EngineHedgeAccountingTest, LateHedgeWaitsAreCounted) {
   // Every read's first attempt hangs for 2 s, its second answers at once.
-  const Handler slow_then_fast = PerAttempt(
-      {Answer("slow", absl::Seconds(2)), Answer("fast")});
+  const Handler slow_then_fast =
+      PerAttempt({Answer("slow", absl::Seconds(2)), Answer("fast")});
   StartReplicas({slow_then_fast, slow_then_fast});
   hedge::EngineConfig config = DefaultConfig();
   // 4 credits banked, next to nothing earned: the reserve is 2.

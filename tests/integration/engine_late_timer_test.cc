@@ -9,13 +9,13 @@
 // engine's, and the fake clock passes the hedge time; then the task
 // returns and the loop finds both the answer and the due timer.
 
-#include <event2/event.h>
 #include <arpa/inet.h>
+#include <event2/event.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <linux/sockios.h>
 
 #include <chrono>
 #include <future>
@@ -48,8 +48,7 @@ class HeldAnswerServer {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(address);
     if (listener_ < 0 ||
-        bind(listener_, reinterpret_cast<sockaddr*>(&address), length) !=
-            0 ||
+        bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
         listen(listener_, 1) != 0 ||
         getsockname(listener_, reinterpret_cast<sockaddr*>(&address),
                     &length) != 0) {
@@ -69,8 +68,7 @@ class HeldAnswerServer {
 
   const std::string& url() const { return url_; }
   bool WaitForRequest() {
-    return requested_.get_future().wait_for(kWait) ==
-           std::future_status::ready;
+    return requested_.get_future().wait_for(kWait) == std::future_status::ready;
   }
   // Sends a 200 with `body`; true once the client has acknowledged it.
   bool AnswerAndWaitForAck(const std::string& body) {
@@ -97,9 +95,8 @@ class HeldAnswerServer {
       close(connection);
       return;
     }
-    const std::string response =
-        absl::StrCat("HTTP/1.1 200 OK\r\nContent-Length: ", body->size(),
-                     "\r\n\r\n", *body);
+    const std::string response = absl::StrCat(
+        "HTTP/1.1 200 OK\r\nContent-Length: ", body->size(), "\r\n\r\n", *body);
     // MSG_NOSIGNAL: the engine may have closed the connection already.
     bool acked = send(connection, response.data(), response.size(),
                       MSG_NOSIGNAL) == static_cast<ssize_t>(response.size());
@@ -107,8 +104,8 @@ class HeldAnswerServer {
     // acknowledges within a delayed-ACK interval at most.
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
     int unacked = 1;
-    while (acked && ioctl(connection, SIOCOUTQ, &unacked) == 0 &&
-           unacked > 0 && absl::Now() < give_up) {
+    while (acked && ioctl(connection, SIOCOUTQ, &unacked) == 0 && unacked > 0 &&
+           absl::Now() < give_up) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     acked_.set_value(acked && unacked == 0);
