@@ -16,6 +16,7 @@
 // A second signal exits at once with 128 + signal (143 / 130). Failing to
 // start (pinning to --cpus, the engine or a listener) exits 1.
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,12 +275,16 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
                                  config.engine.max_response_bytes);
   rejections.WatchResponseMemory(&response_memory);
   StalledCalls stalled_calls(config.send_timeout, absl::Seconds(1));
-  // Heap memory a burst of reads freed goes back to the kernel once the
-  // reads stop for a second (idle_trim.h).
+  // Heap memory a burst of reads freed, and the engine's transfer slots
+  // beyond a reserve, go back to the kernel once the reads stop for a
+  // second (idle_trim.h).
   // Reads the engine: stopped before the engine goes (below).
   auto idle_trim = std::make_unique<IdleTrim>(
       [&engine = **engine] { return engine.Snapshot().requests; },
-      kIdleTrimPeriod);
+      kIdleTrimPeriod, [&engine = **engine] {
+        engine.ReleaseIdleMemory();
+        malloc_trim(0);
+      });
   ReadService read_service(**engine, config.engine.timeout, gate, rejections,
                            response_memory, stalled_calls);
   // With --config: reloads on SIGHUP and when the file changes.

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "hedge/config/engine_config.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/read_decision.h"
@@ -125,6 +127,19 @@ void EngineImpl::Cancel(uint64_t read_id) {
   if (inbox_.PushCancel(read_id) == ReadInbox::PushResult::kQueuedWakeUp) {
     loop_.Wakeup();
   }
+}
+
+void EngineImpl::ReleaseIdleMemory() {
+  // Free slots kept for the next reads: a handful covers a sidecar at rest
+  // (about 25 KiB each: the easy handle and its receive buffer).
+  constexpr size_t kKeptSlots = 8;
+  auto done = std::make_shared<absl::Notification>();
+  const bool posted = loop_.Post([this, done](event_base*) {
+    loop_thread_.AssertOnOwner();
+    slots_.Shrink(kKeptSlots);
+    done->Notify();
+  });
+  if (posted) done->WaitForNotificationWithTimeout(absl::Seconds(1));
 }
 
 EngineSnapshot EngineImpl::Snapshot() const {

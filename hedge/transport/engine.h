@@ -175,6 +175,14 @@ class Engine {
     return absl::FailedPreconditionError("this engine runs no loop");
   }
 
+  // Gives back what the loop keeps for reuse beyond a small reserve: the
+  // transfer slots (easy handles with their buffers) a burst of attempts
+  // left free. For an engine that has gone idle (server/idle_trim.h): a
+  // busy one only loses warm handles it would make again. Blocks until the
+  // loop has done it, for at most a second; returns at once if the loop has
+  // stopped.
+  virtual void ReleaseIdleMemory() {}
+
   // The engine's clock, for computing deadlines.
   virtual Clock& clock() const = 0;
 };

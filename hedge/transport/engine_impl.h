@@ -80,6 +80,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) override;
   EngineSnapshot Snapshot() const override;
   Clock& clock() const override { return clock_; }
+  void ReleaseIdleMemory() override;
   absl::Status RunOnLoop(absl::AnyInvocable<void(event_base*)> task) override {
     if (loop_.Post(std::move(task))) return absl::OkStatus();
     return absl::FailedPreconditionError("the engine's loop has stopped");

@@ -169,7 +169,7 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
 
 bool EngineImpl::Launch(Read& read, const Action& action) {
   Upstream& upstream = read.upstream;
-  AttemptSlot* slot = slots_.Take(read, action.attempt, clock_.Now());
+  AttemptSlot* slot = slots_.Take(&read, action.attempt, clock_.Now());
   read.slots[action.attempt] = slot;
 
   AttemptRequest request;

@@ -70,6 +70,9 @@ class HttpAttempt {
   int status() const;
   std::vector<hygiene::HttpHeader> TakeHeaders() { return std::move(headers_); }
   std::string TakeBody() { return std::move(body_); }
+  // Frees the collected body (a cancelled loser's partial one), so an idle
+  // pooled handle does not keep up to max_body_bytes.
+  void ReleaseBody() { std::string().swap(body_); }
   // Response bytes received so far, headers and body (before TakeBody).
   int64_t bytes_received() const {
     return header_bytes_ + static_cast<int64_t>(body_.size());
