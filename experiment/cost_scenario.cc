@@ -10,15 +10,15 @@
 // (one second of the same load), run the measured load and read its CPU
 // time (utime + stime), resident memory (anonymous and file-backed) and
 // thread count around it, then its CPU and memory over three quiet seconds
-// after it. The arm order reverses every round. A JSON line per measurement; at the end a
-// summary line per point with medians over the rounds and the ratios that
-// matter: tailgate's CPU per read and added mean latency against the
-// gateway's, and reads/s against nginx direct, each paired within a round.
+// after it. The arm order reverses every round. A JSON line per
+// measurement; at the end a summary line per point with medians over the
+// rounds and the ratios that matter: tailgate's CPU per read and added mean
+// latency against the gateway's, and reads/s against nginx direct, each
+// paired within a round. With --creep_runs, then saturating runs in a row
+// on one sidecar per arm (cost_creep.h). Arms: cost_arms.h.
 //
 // Pinning (--sidecar_cpus, default the last allowed CPU): the sidecars run
 // there, nginx and h2load on the other CPUs.
-
-#include <signal.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,9 +32,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/admin_client.h"
-#include "client/client.h"
-#include "experiment/child_process.h"
-#include "experiment/h2load.h"
+#include "experiment/cost_arms.h"
+#include "experiment/cost_creep.h"
 #include "experiment/json_line.h"
 #include "experiment/nginx_replicas.h"
 #include "experiment/process_usage.h"
@@ -42,168 +41,9 @@
 #include "experiment/report.h"
 #include "experiment/scenarios.h"
 #include "server/cpu_set.h"
-#include "tests/e2e/tailgate_process.h"
 
 namespace tailgate::experiment {
 namespace {
-
-constexpr absl::Duration kWarmup = absl::Seconds(1);
-// After each measured run: long enough for a sidecar that gives memory back
-// when reads stop (tailgate trims after a second without reads) to do so.
-constexpr absl::Duration kQuietWindow = absl::Seconds(3);
-constexpr absl::Duration kStartTimeout = absl::Seconds(10);
-// Both sidecars' admission limits sit above the saturating load (32
-// connections × 4 streams), so that they measure the path, not the gate.
-constexpr int kMaxRequests = 256;
-constexpr int kMaxAttempts = 320;
-
-enum class ArmKind { kDirect, kTailgate, kGateway };
-
-const char* ArmName(ArmKind arm) {
-  switch (arm) {
-    case ArmKind::kDirect:
-      return "direct";
-    case ArmKind::kTailgate:
-      return "tailgate";
-    case ArmKind::kGateway:
-      return "gateway";
-  }
-  return "?";
-}
-
-// A load: a fixed total rate over a few connections, or saturation.
-struct Point {
-  std::string name;  // "1000/s", "saturation"
-  double rate = 0;   // 0: unpaced
-  int connections = 1;
-  int grpc_streams = 1;  // outstanding per connection on the gRPC door
-};
-
-std::vector<Point> PointsFor(const ExperimentConfig& config) {
-  std::vector<Point> points;
-  for (double rate : config.rates) {
-    // 4 connections up to 1000 reads/s, 8 from 4000 (h2load paces each
-    // connection on its own timer, so each must stay well under 1000/s).
-    const int connections =
-        std::clamp(static_cast<int>(rate / 500), 4, 8);
-    points.push_back({absl::StrCat(rate, "/s"), rate, connections, 1});
-  }
-  points.push_back({"saturation", 0, config.concurrency, 4});
-  return points;
-}
-
-// One sidecar (or none, for direct) started for one measurement.
-struct RunningArm {
-  std::unique_ptr<testing::TailgateProcess> tailgate;
-  std::unique_ptr<AdminClient> admin;
-  std::unique_ptr<ChildProcess> gateway;
-  pid_t pid = 0;  // 0 for direct
-  std::string url;
-  bool grpc = false;
-};
-
-struct Setup {
-  std::string work_dir;
-  std::string tailgate_binary;
-  std::string gateway_binary;  // empty: no gateway arm
-  std::vector<int> sidecar_cpus;
-  std::vector<std::string> load_launcher;  // taskset for nginx and h2load
-  const NginxReplicas* replicas = nullptr;
-};
-
-absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
-  RunningArm arm;
-  switch (kind) {
-    case ArmKind::kDirect:
-      arm.url = setup.replicas->url(0);
-      return arm;
-    case ArmKind::kTailgate: {
-      std::vector<std::string> flags = {
-          absl::StrCat("--backends=", setup.replicas->backends()),
-          absl::StrCat("--max_requests=", kMaxRequests),
-          absl::StrCat("--max_attempts=", kMaxAttempts)};
-      if (!setup.sidecar_cpus.empty()) {
-        flags.push_back(
-            absl::StrCat("--cpus=", absl::StrJoin(setup.sidecar_cpus, ",")));
-      }
-      absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
-          testing::TailgateProcess::Start(setup.tailgate_binary, flags);
-      if (!process.ok()) return process.status();
-      absl::StatusOr<std::unique_ptr<AdminClient>> admin =
-          AdminClient::Connect((*process)->admin_address(), ClientOptions());
-      if (!admin.ok()) return admin.status();
-      arm.pid = (*process)->pid();
-      arm.url = absl::StrCat("http://", (*process)->grpc_address(),
-                             "/tailgate.v1.HedgedRead/Read");
-      arm.grpc = true;
-      arm.tailgate = *std::move(process);
-      arm.admin = *std::move(admin);
-      return arm;
-    }
-    case ArmKind::kGateway: {
-      absl::StatusOr<int> port = UnusedPort();
-      absl::StatusOr<int> admin_port = UnusedPort();
-      if (!port.ok()) return port.status();
-      if (!admin_port.ok()) return admin_port.status();
-      std::vector<std::string> argv;
-      if (!setup.sidecar_cpus.empty()) {
-        argv = {"taskset", "-c", absl::StrJoin(setup.sidecar_cpus, ",")};
-      }
-      argv.insert(argv.end(),
-                  {setup.gateway_binary, "-backends",
-                   setup.replicas->backends(), "-listen",
-                   absl::StrCat("127.0.0.1:", *port), "-admin",
-                   absl::StrCat("127.0.0.1:", *admin_port), "-max-requests",
-                   absl::StrCat(kMaxRequests), "-max-attempts",
-                   absl::StrCat(kMaxAttempts)});
-      absl::StatusOr<std::unique_ptr<ChildProcess>> gateway =
-          ChildProcess::Start(argv,
-                              absl::StrCat(setup.work_dir, "/gateway.log"));
-      if (!gateway.ok()) return gateway.status();
-      if (!WaitForPort(*port, kStartTimeout)) {
-        return absl::UnavailableError(
-            absl::StrCat("the gateway did not listen: ",
-                         ReadWholeFile(setup.work_dir + "/gateway.log")));
-      }
-      // taskset execs the gateway: same pid.
-      arm.pid = (*gateway)->pid();
-      arm.url = absl::StrCat("http://127.0.0.1:", *port, NginxReplicas::kPath);
-      arm.gateway = *std::move(gateway);
-      return arm;
-    }
-  }
-  return absl::InternalError("unknown arm");
-}
-
-absl::StatusOr<H2loadReport> RunH2load(const Setup& setup,
-                                       const RunningArm& arm,
-                                       const Point& point,
-                                       absl::Duration duration) {
-  H2loadRun run;
-  run.url = arm.url;
-  run.grpc = arm.grpc;
-  run.grpc_body_file = setup.work_dir + "/read.bin";
-  run.connections = point.connections;
-  run.streams = arm.grpc ? point.grpc_streams : 1;
-  run.total_rate = point.rate;
-  run.duration = duration;
-  std::vector<std::string> argv = setup.load_launcher;
-  const std::vector<std::string> args = H2loadArgs(run);
-  argv.insert(argv.end(), args.begin(), args.end());
-  const std::string out = setup.work_dir + "/h2load.out";
-  std::remove(out.c_str());
-  absl::StatusOr<std::unique_ptr<ChildProcess>> h2load =
-      ChildProcess::Start(argv, out);
-  if (!h2load.ok()) return h2load.status();
-  const std::optional<int> code =
-      (*h2load)->Wait(duration + absl::Seconds(30));
-  const std::string text = ReadWholeFile(out);
-  if (code != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("h2load failed (", absl::StrJoin(argv, " "), "):\n", text));
-  }
-  return ParseH2loadReport(text);
-}
 
 // One measured line's figures, kept for the summary.
 struct Figures {
@@ -219,7 +59,7 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
                                    absl::Duration duration) {
   absl::StatusOr<RunningArm> arm = StartArm(setup, kind);
   if (!arm.ok()) return arm.status();
-  absl::StatusOr<H2loadReport> warm = RunH2load(setup, *arm, point, kWarmup);
+  absl::StatusOr<H2loadReport> warm = RunH2load(setup, *arm, point, kCostWarmup);
   if (!warm.ok()) return warm.status();
 
   JsonObject line;
@@ -261,7 +101,7 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
             ? absl::ToDoubleMicroseconds(cpu) / static_cast<double>(report->done)
             : 0;
     // Then quiet: what the sidecar costs once the app stops reading.
-    absl::SleepFor(kQuietWindow);
+    absl::SleepFor(kCostQuietWindow);
     absl::StatusOr<ProcessUsage> quiet = ReadProcessUsage(arm->pid);
     if (!quiet.ok()) return quiet.status();
     figures.rss_end_mib = after->rss_kib / 1024.0;
@@ -273,7 +113,7 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
         .AddInt("rss_anon_kib", after->rss_anon_kib)
         .AddInt("rss_file_kib", after->rss_file_kib)
         .AddDouble("quiet_cpu_percent",
-                   100 * ((quiet->cpu - after->cpu) / kQuietWindow), 2)
+                   100 * ((quiet->cpu - after->cpu) / kCostQuietWindow), 2)
         .AddInt("quiet_rss_kib", quiet->rss_kib)
         .AddInt("quiet_rss_anon_kib", quiet->rss_anon_kib)
         .AddInt("quiet_threads", quiet->threads);
@@ -285,14 +125,8 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
     line.AddObject("metrics", MetricsJson(StatsDelta(*stats_before, *stats)));
   }
   PrintLine(line);
-  if (arm->tailgate != nullptr) {
-    arm->admin.reset();
-    arm->tailgate->Signal(SIGTERM);
-    if (arm->tailgate->WaitForExit(absl::Seconds(10)) != 0) {
-      return absl::InternalError(absl::StrCat(
-          "tailgate did not exit 0:\n", arm->tailgate->stderr_text()));
-    }
-  }
+  absl::Status stopped = StopArm(*arm);
+  if (!stopped.ok()) return stopped;
   return figures;
 }
 
@@ -440,6 +274,15 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
     }
   }
   PrintSummary(results, !setup.gateway_binary.empty());
+  if (config.creep_runs > 0) {
+    const Point saturation = PointsFor(config).back();
+    for (ArmKind arm : arms) {
+      if (arm == ArmKind::kDirect) continue;
+      absl::Status status = MeasureCreep(setup, arm, saturation,
+                                         config.creep_runs, config.duration);
+      if (!status.ok()) return status;
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -185,6 +185,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
       {{"requests", !straggler && !flags.requests.empty()},
        {"rate", !paced && !cost && !flags.rate.empty()},
        {"rounds", !cost && !flags.rounds.empty()},
+       {"creep_runs", !cost && !flags.creep_runs.empty()},
        {"peer_gateway", !cost && !flags.peer_gateway.empty()},
        {"warmup", cost && !flags.warmup.empty()},
        {"sidecar_transport", cost && !flags.sidecar_transport.empty()},
@@ -413,6 +414,12 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
         ParseInteger("rounds", flags.rounds, 1, kMaxRounds);
     if (!rounds.ok()) return rounds.status();
     config.rounds = static_cast<int>(*rounds);
+  }
+  if (!flags.creep_runs.empty()) {
+    absl::StatusOr<int64_t> runs =
+        ParseInteger("creep_runs", flags.creep_runs, 0, kMaxRounds);
+    if (!runs.ok()) return runs.status();
+    config.creep_runs = static_cast<int>(*runs);
   }
   config.peer_gateway = flags.peer_gateway;
   if (!config.peer_gateway.empty() &&

@@ -68,6 +68,7 @@ struct RawFlags {
   std::string sidecar_transport;
   std::string sidecar_cpus;
   std::string rounds;
+  std::string creep_runs;
   std::string peer_gateway;
   std::string chaos_arms;
 };
@@ -104,6 +105,9 @@ struct ExperimentConfig {
   std::vector<int> sidecar_cpus;
   // cost: alternating rounds of every arm at every point.
   int rounds = 3;
+  // cost: after the rounds, saturating runs in a row on one sidecar per
+  // arm, its memory read after each (0: none).
+  int creep_runs = 0;
   // cost: the Go gateway's binary, measured beside tailgate; empty: none.
   std::string peer_gateway;
   std::string plot_dir;  // empty: no plots

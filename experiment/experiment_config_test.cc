@@ -223,6 +223,28 @@ TEST(ExperimentConfigTest, DurationAndConcurrency) {
   EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--concurrency: must be in"));
 }
 
+TEST(ExperimentConfigTest, CostCreepRuns) {
+  RawFlags flags;
+  flags.scenario = "cost";
+  absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->creep_runs, 0);
+  flags.creep_runs = "10";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->creep_runs, 10);
+
+  flags.creep_runs = "101";
+  EXPECT_TRUE(
+      absl::StartsWith(ErrorOf(flags), "--creep_runs: must be in [0, 100]"))
+      << ErrorOf(flags);
+  flags.creep_runs = "-1";
+  EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--creep_runs: must be in"));
+  flags.scenario = "throughput";
+  flags.creep_runs = "3";
+  EXPECT_EQ(ErrorOf(flags), "--creep_runs: not used by --scenario=throughput");
+}
+
 TEST(ExperimentConfigTest, ChaosDefaults) {
   RawFlags flags;
   flags.scenario = "chaos";

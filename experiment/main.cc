@@ -65,6 +65,10 @@ ABSL_FLAG(std::string, concurrency, "",
 ABSL_FLAG(std::string, rounds, "",
           "cost: rounds of every arm at every load, in alternating order "
           "(default 3).");
+ABSL_FLAG(std::string, creep_runs, "",
+          "cost: after the rounds, this many saturating runs in a row on "
+          "one sidecar per arm, memory read after each and after 3 quiet "
+          "seconds: whether it creeps (default 0: none; at most 100).");
 ABSL_FLAG(std::string, peer_gateway, "",
           "cost: the Go gateway's binary, measured beside tailgate in the "
           "same rounds (default: none).");
@@ -116,6 +120,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);
   flags.sidecar_cpus = absl::GetFlag(FLAGS_sidecar_cpus);
   flags.rounds = absl::GetFlag(FLAGS_rounds);
+  flags.creep_runs = absl::GetFlag(FLAGS_creep_runs);
   flags.peer_gateway = absl::GetFlag(FLAGS_peer_gateway);
   return flags;
 }
