@@ -137,6 +137,7 @@ void EngineImpl::ReleaseIdleMemory() {
   const bool posted = loop_.Post([this, done](event_base*) {
     loop_thread_.AssertOnOwner();
     slots_.Shrink(kKeptSlots);
+    attempt_slots_.store(slots_.size(), std::memory_order_relaxed);
     done->Notify();
   });
   if (posted) done->WaitForNotificationWithTimeout(absl::Seconds(1));
@@ -148,6 +149,7 @@ EngineSnapshot EngineImpl::Snapshot() const {
   s.loop_iterations = loop_.iterations();
   s.timers_fired = loop_.timers_fired();
   s.timers_pending = loop_.pending_timers();
+  s.attempt_slots = attempt_slots_.load(std::memory_order_relaxed);
   s.timer_lateness_total = loop_.total_timer_lateness();
   s.timer_spin_total = loop_.total_timer_spin();
   upstreams_.AddTo(s);

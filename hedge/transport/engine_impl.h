@@ -138,6 +138,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
       ABSL_GUARDED_BY(loop_thread_);
   AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
+  std::atomic<uint64_t> attempt_slots_{0};  // slots_.size(), for Snapshot
   // The generation whose resolved addresses were last warmed (Expect).
   std::shared_ptr<const UpstreamSet> warmed_set_ ABSL_GUARDED_BY(loop_thread_);
   bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;

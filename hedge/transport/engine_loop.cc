@@ -170,6 +170,7 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
 bool EngineImpl::Launch(Read& read, const Action& action) {
   Upstream& upstream = read.upstream;
   AttemptSlot* slot = slots_.Take(&read, action.attempt, clock_.Now());
+  attempt_slots_.store(slots_.size(), std::memory_order_relaxed);
   read.slots[action.attempt] = slot;
 
   AttemptRequest request;

@@ -106,6 +106,8 @@ struct EngineSnapshot {
   uint64_t loop_iterations = 0;
   uint64_t timers_fired = 0;
   uint64_t timers_pending = 0;  // armed and neither fired nor cancelled
+  // Transfer slots (easy handles) the loop holds, in use or kept for reuse.
+  uint64_t attempt_slots = 0;
   WarmConnectionStats warm_connections;  // summed over upstreams
   absl::Duration timer_lateness_total;
   absl::Duration timer_spin_total;  // CPU time spent spinning for timers
