@@ -78,6 +78,16 @@ void CurlLoop::FireDueTimers() {
 bool CurlLoop::SetTimerFd() {
   const absl::Time next = timers_.next();
   if (next == timer_fd_armed_for_) return true;
+  // Armed for an earlier time that has not been read yet: it wakes the loop
+  // no later than `next` needs, and ReadTimerFd then re-arms for what is
+  // left. A read's hedge timer is usually later than the one armed, and is
+  // cancelled when the read finishes: this spares the arming and disarming
+  // system calls of every read, at the cost of one wake-up for nothing when
+  // the timer armed for has been cancelled.
+  if (timer_fd_armed_for_ != absl::InfinitePast() &&
+      timer_fd_armed_for_ < next) {
+    return true;
+  }
   itimerspec spec{};
   if (next != absl::InfiniteFuture()) {
     // Relative, so an injected clock with its own epoch works too.

@@ -60,8 +60,9 @@ TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
   EXPECT_EQ(TotalRequests(), 1);
 }
 
-// A read arms a hedge and a deadline timer; finishing it disarms both, so
-// the loop never wakes up for a read that is gone.
+// A read arms a hedge and a deadline timer; finishing it cancels both, so
+// no timer fires for a read that is gone (the loop's timerfd may still wake
+// it once, for nothing: it is not disarmed for a cancelled timer).
 TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
   StartReplicas({Always(Answer("a")), Always(Answer("b"))});
   StartEngine(LongHedgeConfig());
@@ -73,6 +74,34 @@ TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_EQ(stats.timers_pending, 0u);
   EXPECT_EQ(stats.timers_fired, 0u);
+}
+
+// The timerfd stays armed for a finished read's cancelled hedge timer; the
+// next read's later hedge timer still fires at its own time, once.
+TEST_F(EngineHedgingTest, AHedgeTimerBehindACancelledEarlierOneFiresOnTime) {
+  constexpr absl::Duration kDelay = absl::Milliseconds(60);
+  const Handler script = Route(
+      {{"/fast", Always(Answer("fast"))},
+       {"/slow", PerAttempt({Answer("late", absl::Seconds(2)),
+                             Answer("hedge")})}});
+  StartReplicas({script, script});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = kDelay;
+  config.timeout = absl::Seconds(5);
+  StartEngine(config);
+  absl::StatusOr<hedge::EngineResponse> fast = Read("/fast");
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  ASSERT_FALSE(fast->trace.hedged);  // its hedge timer was cancelled
+
+  absl::StatusOr<hedge::EngineResponse> slow = Read("/slow");
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ(slow->body, "hedge");
+  EXPECT_TRUE(slow->trace.hedge_won);
+  EXPECT_GE(slow->trace.latency, kDelay);  // not launched early
+  EXPECT_LT(slow->trace.latency, absl::Seconds(2));
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.timers_fired, 1u);  // the second read's hedge timer only
+  EXPECT_EQ(stats.timers_pending, 0u);
 }
 
 // The loop spins up to timer_spin for a timer that is nearly due, bounded in
