@@ -39,8 +39,7 @@ std::vector<Point> PointsFor(const ExperimentConfig& config) {
   for (double rate : config.rates) {
     // 4 connections up to 1000 reads/s, 8 from 4000 (h2load paces each
     // connection on its own timer, so each must stay well under 1000/s).
-    const int connections =
-        std::clamp(static_cast<int>(rate / 500), 4, 8);
+    const int connections = std::clamp(static_cast<int>(rate / 500), 4, 8);
     points.push_back({absl::StrCat(rate, "/s"), rate, connections, 1});
   }
   points.push_back({"saturation", 0, config.concurrency, 4});
@@ -85,13 +84,12 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
       if (!setup.sidecar_cpus.empty()) {
         argv = {"taskset", "-c", absl::StrJoin(setup.sidecar_cpus, ",")};
       }
-      argv.insert(argv.end(),
-                  {setup.gateway_binary, "-backends",
-                   setup.replicas->backends(), "-listen",
-                   absl::StrCat("127.0.0.1:", *port), "-admin",
-                   absl::StrCat("127.0.0.1:", *admin_port), "-max-requests",
-                   absl::StrCat(kMaxRequests), "-max-attempts",
-                   absl::StrCat(kMaxAttempts)});
+      argv.insert(argv.end(), {setup.gateway_binary, "-backends",
+                               setup.replicas->backends(), "-listen",
+                               absl::StrCat("127.0.0.1:", *port), "-admin",
+                               absl::StrCat("127.0.0.1:", *admin_port),
+                               "-max-requests", absl::StrCat(kMaxRequests),
+                               "-max-attempts", absl::StrCat(kMaxAttempts)});
       absl::StatusOr<std::unique_ptr<ChildProcess>> gateway =
           ChildProcess::Start(argv,
                               absl::StrCat(setup.work_dir, "/gateway.log"));
@@ -142,12 +140,11 @@ absl::StatusOr<H2loadReport> RunH2load(const Setup& setup,
   absl::StatusOr<std::unique_ptr<ChildProcess>> h2load =
       ChildProcess::Start(argv, out);
   if (!h2load.ok()) return h2load.status();
-  const std::optional<int> code =
-      (*h2load)->Wait(duration + absl::Seconds(30));
+  const std::optional<int> code = (*h2load)->Wait(duration + absl::Seconds(30));
   const std::string text = ReadWholeFile(out);
   if (code != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("h2load failed (", absl::StrJoin(argv, " "), "):\n", text));
+    return absl::UnavailableError(absl::StrCat(
+        "h2load failed (", absl::StrJoin(argv, " "), "):\n", text));
   }
   return ParseH2loadReport(text);
 }

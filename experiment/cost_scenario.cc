@@ -59,7 +59,8 @@ absl::StatusOr<Figures> MeasureOne(const Setup& setup, ArmKind kind,
                                    absl::Duration duration) {
   absl::StatusOr<RunningArm> arm = StartArm(setup, kind);
   if (!arm.ok()) return arm.status();
-  absl::StatusOr<H2loadReport> warm = RunH2load(setup, *arm, point, kCostWarmup);
+  absl::StatusOr<H2loadReport> warm =
+      RunH2load(setup, *arm, point, kCostWarmup);
   if (!warm.ok()) return warm.status();
 
   JsonObject line;

@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 #include <algorithm>
@@ -58,11 +57,11 @@
 #include "server/metrics.h"
 #include "server/read_admission.h"
 #include "server/read_service.h"
-#include "server/response_memory.h"
-#include "server/stalled_calls.h"
 #include "server/rejections.h"
+#include "server/response_memory.h"
 #include "server/sched_policy.h"
 #include "server/server_config.h"
+#include "server/stalled_calls.h"
 #include "server/termination_signals.h"
 
 namespace tailgate::server {
@@ -281,7 +280,8 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   // Reads the engine: stopped before the engine goes (below).
   auto idle_trim = std::make_unique<IdleTrim>(
       [&engine = **engine] { return engine.Snapshot().requests; },
-      kIdleTrimPeriod, [&engine = **engine] {
+      kIdleTrimPeriod,
+      [&engine = **engine] {
         engine.ReleaseIdleMemory();
         malloc_trim(0);
       });

@@ -82,8 +82,8 @@ TEST_F(EngineHedgingTest, AHedgeTimerBehindACancelledEarlierOneFiresOnTime) {
   constexpr absl::Duration kDelay = absl::Milliseconds(60);
   const Handler script = Route(
       {{"/fast", Always(Answer("fast"))},
-       {"/slow", PerAttempt({Answer("late", absl::Seconds(2)),
-                             Answer("hedge")})}});
+       {"/slow",
+        PerAttempt({Answer("late", absl::Seconds(2)), Answer("hedge")})}});
   StartReplicas({script, script});
   hedge::EngineConfig config = DefaultConfig();
   config.upstreams[0].hedge_delay = kDelay;

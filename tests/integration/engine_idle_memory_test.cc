@@ -22,7 +22,8 @@ class EngineIdleMemoryTest : public EngineFixture {
   void SetUp() override {
     StartReplicas({Always(Answer("slow", absl::Milliseconds(100)))});
     hedge::EngineConfig config = DefaultConfig();
-    config.upstreams[0].hedge_delay = absl::Milliseconds(900);  // one attempt each
+    config.upstreams[0].hedge_delay =
+        absl::Milliseconds(900);  // one attempt each
     StartEngine(config);
   }
 
