@@ -78,14 +78,15 @@ void CurlLoop::FireDueTimers() {
 bool CurlLoop::SetTimerFd() {
   const absl::Time next = timers_.next();
   if (next == timer_fd_armed_for_) return true;
-  // Armed for an earlier time that has not been read yet: it wakes the loop
-  // no later than `next` needs, and ReadTimerFd then re-arms for what is
-  // left. A read's hedge timer is usually later than the one armed, and is
-  // cancelled when the read finishes: this spares the arming and disarming
-  // system calls of every read, at the cost of one wake-up for nothing when
-  // the timer armed for has been cancelled.
-  if (timer_fd_armed_for_ != absl::InfinitePast() &&
-      timer_fd_armed_for_ < next) {
+  // No timer left (the last read finished and cancelled its own): leave
+  // the timerfd armed rather than disarm it. The next read re-arms it for
+  // its own timer anyway, usually before it fires; if none comes, it wakes
+  // the loop once for nothing. This spares the disarming system call of
+  // every read that finds no other read in flight. A timer that is still
+  // wanted is armed for exactly: an early wake for a cancelled one would
+  // cost a context switch, dearer than the call.
+  if (next == absl::InfiniteFuture() &&
+      timer_fd_armed_for_ != absl::InfinitePast()) {
     return true;
   }
   itimerspec spec{};

@@ -76,8 +76,9 @@ TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
   EXPECT_EQ(stats.timers_fired, 0u);
 }
 
-// The timerfd stays armed for a finished read's cancelled hedge timer; the
-// next read's later hedge timer still fires at its own time, once.
+// The timerfd stays armed for a finished read's cancelled hedge timer (it
+// was the last timer); the next read's later hedge timer still fires at its
+// own time, once.
 TEST_F(EngineHedgingTest, AHedgeTimerBehindACancelledEarlierOneFiresOnTime) {
   constexpr absl::Duration kDelay = absl::Milliseconds(60);
   const Handler script = Route(
