@@ -61,8 +61,8 @@ TEST_F(EngineHedgingTest, FastPrimaryAnswersWithoutHedge) {
 }
 
 // A read arms a hedge and a deadline timer; finishing it cancels both, so
-// no timer fires for a read that is gone (the loop's timerfd may still wake
-// it once, for nothing: it is not disarmed for a cancelled timer).
+// no timer fires for a read that is gone (the loop's timerfd, left armed
+// when the last timer goes, may still wake it once, for nothing).
 TEST_F(EngineHedgingTest, FinishedReadsLeaveNoTimersBehind) {
   StartReplicas({Always(Answer("a")), Always(Answer("b"))});
   StartEngine(LongHedgeConfig());
