@@ -16,7 +16,9 @@
 //
 // Exit codes: 0 done; 1 the run failed (a wrong answer, a sidecar that did
 // not start, a failed read under chaos...); 2 a bad command line, with one
-// line naming the flag.
+// line naming the flag. Stopped by SIGINT, SIGTERM or SIGHUP, it first
+// stops every program it started (stop_children.h), then ends by that
+// signal.
 
 #include <curl/curl.h>
 
@@ -31,6 +33,7 @@
 #include "experiment/experiment_config.h"
 #include "experiment/plots.h"
 #include "experiment/scenarios.h"
+#include "experiment/stop_children.h"
 #include "experiment/tailgate_binary.h"
 
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
@@ -181,6 +184,8 @@ int Main(const std::string& argv0) {
 }  // namespace tailgate::experiment
 
 int main(int argc, char** argv) {
+  // Before any thread: a stop signal also stops the programs it runs.
+  tailgate::experiment::StopChildrenOnSignal();
   absl::SetProgramUsageMessage(
       "Tailgate's straggler experiment: embedded replicas, a fresh sidecar "
       "per policy, JSON lines on stdout.\n"

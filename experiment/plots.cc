@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tests/e2e/shell_like_spawn.h"
 
 extern char** environ;
 
@@ -46,9 +47,11 @@ absl::Status RunGnuplot(const std::string& script) {
   std::string name = "gnuplot";
   std::string arg = script;
   char* argv[] = {name.data(), arg.data(), nullptr};
+  // Not the experiment's blocked signals: a stop reaches gnuplot too.
+  const testing::ShellLikeSpawnAttr attr;
   pid_t pid = 0;
   const int error =
-      posix_spawn(&pid, kGnuplot, &actions, nullptr, argv, environ);
+      posix_spawn(&pid, kGnuplot, &actions, attr.get(), argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) {
     return absl::UnavailableError(absl::StrCat("cannot run ", kGnuplot));
