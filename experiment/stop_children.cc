@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,17 @@ namespace tailgate::experiment {
 namespace {
 
 constexpr absl::Duration kPollStep = absl::Milliseconds(10);
+
+// Set by the signal thread when a stop signal arrives. The rest of the
+// experiment sees its children die and may try to exit meanwhile (with
+// code 1, a sidecar having vanished): exit() then waits here for the
+// signal thread to end the process by the signal.
+std::atomic<bool> stopping{false};
+
+void WaitForTheStopAtExit() {
+  if (!stopping.load()) return;
+  for (;;) pause();
+}
 
 sigset_t StopSignals() {
   sigset_t signals;
@@ -60,6 +72,7 @@ void WaitAndStop() {
   const sigset_t signals = StopSignals();
   int signal = 0;
   if (sigwait(&signals, &signal) != 0) return;
+  stopping.store(true);
   std::fprintf(stderr, "experiment: signal %d: stopping the programs it ran\n",
                signal);
   StopChildren(ChildrenOf(getpid()), kGrace);
@@ -107,6 +120,7 @@ void StopChildren(const std::vector<pid_t>& children, absl::Duration grace) {
 void StopChildrenOnSignal() {
   const sigset_t signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::atexit(WaitForTheStopAtExit);
   std::thread(WaitAndStop).detach();
 }
 

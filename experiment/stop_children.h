@@ -8,6 +8,8 @@
 // so every spawner's children are covered), gives them `kGrace` to exit
 // (a sidecar drains), SIGKILLs the rest, and then ends the process by the
 // same signal, as if it had never been caught (exit status 128 + signal).
+// Meanwhile the rest of the experiment, seeing its children go, may try to
+// exit: exit() waits for that end instead (an atexit handler).
 //
 // Example (first thing in main, before any thread is started):
 //   tailgate::experiment::StopChildrenOnSignal();
