@@ -28,6 +28,8 @@ const char* ArmName(ArmKind arm) {
       return "direct";
     case ArmKind::kTailgate:
       return "tailgate";
+    case ArmKind::kHttpDoor:
+      return "http_door";
     case ArmKind::kGateway:
       return "gateway";
   }
@@ -46,6 +48,31 @@ std::vector<Point> PointsFor(const ExperimentConfig& config) {
   return points;
 }
 
+// A fresh tailgate with the arms' flags and `extra` ones, into `arm`.
+absl::Status StartTailgate(const Setup& setup,
+                           const std::vector<std::string>& extra,
+                           RunningArm& arm) {
+  std::vector<std::string> flags = {
+      absl::StrCat("--backends=", setup.replicas->backends()),
+      absl::StrCat("--max_requests=", kMaxRequests),
+      absl::StrCat("--max_attempts=", kMaxAttempts)};
+  if (!setup.sidecar_cpus.empty()) {
+    flags.push_back(
+        absl::StrCat("--cpus=", absl::StrJoin(setup.sidecar_cpus, ",")));
+  }
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
+      testing::TailgateProcess::Start(setup.tailgate_binary, flags);
+  if (!process.ok()) return process.status();
+  absl::StatusOr<std::unique_ptr<AdminClient>> admin =
+      AdminClient::Connect((*process)->admin_address(), ClientOptions());
+  if (!admin.ok()) return admin.status();
+  arm.pid = (*process)->pid();
+  arm.tailgate = *std::move(process);
+  arm.admin = *std::move(admin);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
   RunningArm arm;
   switch (kind) {
@@ -53,26 +80,26 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
       arm.url = setup.replicas->url(0);
       return arm;
     case ArmKind::kTailgate: {
-      std::vector<std::string> flags = {
-          absl::StrCat("--backends=", setup.replicas->backends()),
-          absl::StrCat("--max_requests=", kMaxRequests),
-          absl::StrCat("--max_attempts=", kMaxAttempts)};
-      if (!setup.sidecar_cpus.empty()) {
-        flags.push_back(
-            absl::StrCat("--cpus=", absl::StrJoin(setup.sidecar_cpus, ",")));
-      }
-      absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
-          testing::TailgateProcess::Start(setup.tailgate_binary, flags);
-      if (!process.ok()) return process.status();
-      absl::StatusOr<std::unique_ptr<AdminClient>> admin =
-          AdminClient::Connect((*process)->admin_address(), ClientOptions());
-      if (!admin.ok()) return admin.status();
-      arm.pid = (*process)->pid();
-      arm.url = absl::StrCat("http://", (*process)->grpc_address(),
+      if (absl::Status s = StartTailgate(setup, {}, arm); !s.ok()) return s;
+      arm.url = absl::StrCat("http://", arm.tailgate->grpc_address(),
                              "/tailgate.v1.HedgedRead/Read");
       arm.grpc = true;
-      arm.tailgate = *std::move(process);
-      arm.admin = *std::move(admin);
+      return arm;
+    }
+    case ArmKind::kHttpDoor: {
+      absl::StatusOr<int> port = UnusedPort();
+      if (!port.ok()) return port.status();
+      const std::string address = absl::StrCat("127.0.0.1:", *port);
+      if (absl::Status s =
+              StartTailgate(setup, {"--http_listen=" + address}, arm);
+          !s.ok()) {
+        return s;
+      }
+      if (!WaitForPort(*port, kStartTimeout)) {
+        return absl::UnavailableError(
+            absl::StrCat("the HTTP door did not listen on ", address));
+      }
+      arm.url = absl::StrCat("http://", address, NginxReplicas::kPath);
       return arm;
     }
     case ArmKind::kGateway: {

@@ -28,7 +28,9 @@ inline constexpr absl::Duration kCostWarmup = absl::Seconds(1);
 // when reads stop (tailgate trims after a second without reads) to do so.
 inline constexpr absl::Duration kCostQuietWindow = absl::Seconds(3);
 
-enum class ArmKind { kDirect, kTailgate, kGateway };
+// kTailgate is read through its gRPC door, kHttpDoor through its plain-HTTP
+// door (--http_listen), the others over HTTP/1.1.
+enum class ArmKind { kDirect, kTailgate, kHttpDoor, kGateway };
 
 const char* ArmName(ArmKind arm);
 

@@ -4,6 +4,8 @@
 //   direct    h2load reads nginx itself (HTTP/1.1): the floor
 //   tailgate  a fresh tailgate with its default flags, through its gRPC
 //             HedgedRead door (h2c, a pre-encoded ReadRequest)
+//   http_door the same with --http_listen, through its plain-HTTP door
+//             (HTTP/1.1 GET, as for direct and the gateway)
 //   gateway   with --peer_gateway: a fresh Go gateway (the predecessor),
 //             HTTP/1.1, its default flags
 // Each arm, at each point, in each round: start the sidecar, warm it up
@@ -15,7 +17,7 @@
 // rounds and the ratios that matter: tailgate's CPU per read and added mean
 // latency against the gateway's, and reads/s against nginx direct, each
 // paired within a round. With --creep_runs, then saturating runs in a row
-// on one sidecar per arm (cost_creep.h). Arms: cost_arms.h.
+// on one sidecar per arm but http_door (cost_creep.h). Arms: cost_arms.h.
 //
 // Pinning (--sidecar_cpus, default the last allowed CPU): the sidecars run
 // there, nginx and h2load on the other CPUs.
@@ -158,7 +160,8 @@ void PrintSummary(const Results& results, bool with_gateway) {
   for (const auto& [point, by] : results) {
     JsonObject line;
     line.AddString("scenario", "cost").AddString("summary", point);
-    for (ArmKind arm : {ArmKind::kTailgate, ArmKind::kGateway}) {
+    for (ArmKind arm :
+         {ArmKind::kTailgate, ArmKind::kHttpDoor, ArmKind::kGateway}) {
       if (!by.count(arm)) continue;
       std::vector<double> cpu, rss_end, rss_quiet;
       for (const auto& [round, f] : by.at(arm)) {
@@ -198,7 +201,14 @@ void PrintSummary(const Results& results, bool with_gateway) {
                                    [](const Figures& t, const Figures& g) {
                                      return t.rss_end_mib / g.rss_end_mib;
                                    })),
-                     3);
+                     3)
+          .AddDouble(
+              "http_door_cpu_per_read_ratio",
+              Median(Paired(by, ArmKind::kHttpDoor, ArmKind::kGateway,
+                            [](const Figures& t, const Figures& g) {
+                              return t.cpu_us_per_read / g.cpu_us_per_read;
+                            })),
+              3);
     }
     PrintLine(line);
   }
@@ -257,7 +267,8 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   if (!replicas.ok()) return replicas.status();
   setup.replicas = replicas->get();
 
-  std::vector<ArmKind> arms = {ArmKind::kDirect, ArmKind::kTailgate};
+  std::vector<ArmKind> arms = {ArmKind::kDirect, ArmKind::kTailgate,
+                               ArmKind::kHttpDoor};
   if (!setup.gateway_binary.empty()) arms.push_back(ArmKind::kGateway);
   Results results;
   for (int round = 1; round <= config.rounds; ++round) {
@@ -278,7 +289,9 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   if (config.creep_runs > 0) {
     const Point saturation = PointsFor(config).back();
     for (ArmKind arm : arms) {
-      if (arm == ArmKind::kDirect) continue;
+      // The gRPC door's sidecar stands for tailgate's memory: the HTTP
+      // door's is the same process with one more listener.
+      if (arm == ArmKind::kDirect || arm == ArmKind::kHttpDoor) continue;
       absl::Status status = MeasureCreep(setup, arm, saturation,
                                          config.creep_runs, config.duration);
       if (!status.ok()) return status;

@@ -273,14 +273,16 @@ class ExperimentSmokeTest(unittest.TestCase):
         runs = [line for line in lines if "arm" in line]
         summaries = [line for line in lines if "summary" in line]
         self.assertEqual(sorted((r["point"], r["arm"]) for r in runs),
-                         [("200/s", "direct"), ("200/s", "tailgate"),
+                         [("200/s", "direct"), ("200/s", "http_door"),
+                          ("200/s", "tailgate"),
                           ("saturation", "direct"),
+                          ("saturation", "http_door"),
                           ("saturation", "tailgate")])
         for r in runs:
             self.assertEqual(r["failed"], 0, r)
             self.assertEqual(r["non_2xx"], 0, r)
             self.assertGreater(r["done"], 0, r)
-            if r["arm"] != "tailgate":
+            if r["arm"] == "direct":
                 continue
             self.assert_fields(r, ["sidecar_cpu_s", "sidecar_cpu_us_per_read",
                                    "rss_kib", "rss_anon_kib", "rss_file_kib",
@@ -296,11 +298,12 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertEqual([s["summary"] for s in summaries],
                          ["200/s", "saturation"])
         for s in summaries:
-            self.assert_fields(s, ["tailgate_cpu_us_per_read",
-                                   "tailgate_added_mean_us",
-                                   "tailgate_reads_ratio_to_direct",
-                                   "tailgate_rss_end_mib",
-                                   "tailgate_rss_quiet_mib"])
+            for arm in ["tailgate", "http_door"]:
+                self.assert_fields(s, [arm + "_cpu_us_per_read",
+                                       arm + "_added_mean_us",
+                                       arm + "_reads_ratio_to_direct",
+                                       arm + "_rss_end_mib",
+                                       arm + "_rss_quiet_mib"])
             self.assertNotIn("cpu_per_read_ratio", s)  # no --peer_gateway
 
     def test_bad_flags_are_one_line_and_exit_2(self):
