@@ -189,26 +189,26 @@ void PrintSummary(const Results& results, bool with_gateway) {
                      3);
     }
     if (with_gateway) {
-      line.AddDouble(
-              "cpu_per_read_ratio",
-              Median(Paired(by, ArmKind::kTailgate, ArmKind::kGateway,
-                            [](const Figures& t, const Figures& g) {
-                              return t.cpu_us_per_read / g.cpu_us_per_read;
-                            })),
-              3)
+      line.AddDouble("cpu_per_read_ratio",
+                     Median(Paired(by, ArmKind::kTailgate, ArmKind::kGateway,
+                                   [](const Figures& t, const Figures& g) {
+                                     return t.cpu_us_per_read /
+                                            g.cpu_us_per_read;
+                                   })),
+                     3)
           .AddDouble("rss_end_ratio",
                      Median(Paired(by, ArmKind::kTailgate, ArmKind::kGateway,
                                    [](const Figures& t, const Figures& g) {
                                      return t.rss_end_mib / g.rss_end_mib;
                                    })),
                      3)
-          .AddDouble(
-              "http_door_cpu_per_read_ratio",
-              Median(Paired(by, ArmKind::kHttpDoor, ArmKind::kGateway,
-                            [](const Figures& t, const Figures& g) {
-                              return t.cpu_us_per_read / g.cpu_us_per_read;
-                            })),
-              3);
+          .AddDouble("http_door_cpu_per_read_ratio",
+                     Median(Paired(by, ArmKind::kHttpDoor, ArmKind::kGateway,
+                                   [](const Figures& t, const Figures& g) {
+                                     return t.cpu_us_per_read /
+                                            g.cpu_us_per_read;
+                                   })),
+                     3);
     }
     PrintLine(line);
   }
