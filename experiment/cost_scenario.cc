@@ -289,8 +289,9 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   if (config.creep_runs > 0) {
     const Point saturation = PointsFor(config).back();
     for (ArmKind arm : arms) {
-      // The gRPC door's sidecar stands for tailgate's memory: the HTTP
-      // door's is the same process with one more listener.
+      // The gRPC door's sidecar is tailgate's creep: the HTTP door's is
+      // the same process with one listener more and, in the rounds, less
+      // memory after a burst, so the gRPC door's is the upper bound.
       if (arm == ArmKind::kDirect || arm == ArmKind::kHttpDoor) continue;
       absl::Status status = MeasureCreep(setup, arm, saturation,
                                          config.creep_runs, config.duration);

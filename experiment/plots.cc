@@ -47,7 +47,7 @@ absl::Status RunGnuplot(const std::string& script) {
   std::string name = "gnuplot";
   std::string arg = script;
   char* argv[] = {name.data(), arg.data(), nullptr};
-  // Not the experiment's blocked signals: a stop reaches gnuplot too.
+  // Spawned with no signal blocked, so that StopChildren's SIGTERM ends it.
   const testing::ShellLikeSpawnAttr attr;
   pid_t pid = 0;
   const int error =

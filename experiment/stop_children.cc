@@ -1,15 +1,15 @@
 #include "experiment/stop_children.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -20,28 +20,46 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "experiment/progress.h"
 
 namespace tailgate::experiment {
 namespace {
 
-constexpr absl::Duration kPollStep = absl::Milliseconds(10);
-
-// Set by the signal thread when a stop signal arrives. The rest of the
-// experiment sees its children die and may try to exit meanwhile (with
-// code 1, a sidecar having vanished): exit() then waits here for the
-// signal thread to end the process by the signal.
-std::atomic<bool> stopping{false};
-
-void WaitForTheStopAtExit() {
-  if (!stopping.load()) return;
-  for (;;) pause();
+// Through syscall(): the C declarations of Debian 12's <sys/pidfd.h>
+// are not C++-linkable (no extern "C").
+int PidfdOpen(pid_t pid) {
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
 }
+void PidfdSignal(int pidfd, int signal) {
+  syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0);
+}
+
+// Rounds of look-and-stop, for children started while the last were
+// stopped (the experiment's threads run on meanwhile).
+constexpr int kMaxRounds = 5;
+
+// Set by the signal thread when a stop signal arrives.
+std::atomic<bool> stopping{false};
 
 sigset_t StopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, signal);
   return signals;
+}
+
+// exit() from any thread while a stop is under way (or its signal is
+// pending) waits for the signal thread to end the process by the signal.
+void WaitForTheStopAtExit() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  bool signalled = stopping.load();
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    signalled = signalled || sigismember(&pending, signal) == 1;
+  }
+  if (!signalled) return;
+  for (;;) pause();
 }
 
 // The parent pid in /proc/PID/stat, or -1. The command name (field 2) is
@@ -61,11 +79,25 @@ pid_t ParentOf(const std::string& pid) {
   return parent;
 }
 
-bool Reap(pid_t child) {
-  int status = 0;
-  const pid_t got = waitpid(child, &status, WNOHANG);
-  // Gone: reaped now, or by someone else, or never ours.
-  return got == child || got < 0;
+// A pidfd of `pid` if it is (still) a child of this process, else -1.
+// Checked after the pidfd is taken: a pid reaped and reused before that
+// would be another process's child, and the pidfd pins the process.
+int ChildPidfd(pid_t pid) {
+  if (pid <= 0) return -1;
+  const int fd = PidfdOpen(pid);
+  if (fd < 0) return -1;
+  if (ParentOf(absl::StrCat(pid)) != getpid()) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the process behind `pidfd` has exited (readable once it has).
+bool Exited(int pidfd, absl::Duration wait) {
+  pollfd exited{pidfd, POLLIN, 0};
+  return poll(&exited, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) >
+         0;
 }
 
 void WaitAndStop() {
@@ -73,9 +105,12 @@ void WaitAndStop() {
   int signal = 0;
   if (sigwait(&signals, &signal) != 0) return;
   stopping.store(true);
-  std::fprintf(stderr, "experiment: signal %d: stopping the programs it ran\n",
-               signal);
-  StopChildren(ChildrenOf(getpid()), kGrace);
+  Note(absl::StrCat("signal ", signal, ": stopping the programs it ran"));
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const std::vector<pid_t> children = ChildrenOf(getpid());
+    if (children.empty()) break;
+    StopChildren(children, kStopSignalGrace);
+  }
   // Ends the process by the same signal: the default action, unblocked in
   // this thread.
   std::signal(signal, SIG_DFL);
@@ -103,17 +138,20 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 }
 
 void StopChildren(const std::vector<pid_t>& children, absl::Duration grace) {
-  for (pid_t child : children) kill(child, SIGTERM);
-  std::vector<pid_t> left = children;
-  const absl::Time limit = absl::Now() + grace;
-  while (!left.empty()) {
-    left.erase(std::remove_if(left.begin(), left.end(), Reap), left.end());
-    if (left.empty() || absl::Now() >= limit) break;
-    absl::SleepFor(kPollStep);
+  std::vector<int> pidfds;
+  for (pid_t child : children) {
+    const int pidfd = ChildPidfd(child);
+    if (pidfd < 0) continue;
+    PidfdSignal(pidfd, SIGTERM);
+    pidfds.push_back(pidfd);
   }
-  for (pid_t child : left) {
-    kill(child, SIGKILL);
-    waitpid(child, nullptr, 0);
+  const absl::Time limit = absl::Now() + grace;
+  for (int pidfd : pidfds) {
+    if (!Exited(pidfd, std::max(limit - absl::Now(), absl::ZeroDuration()))) {
+      PidfdSignal(pidfd, SIGKILL);
+      Exited(pidfd, absl::Seconds(1));
+    }
+    close(pidfd);
   }
 }
 

@@ -3,13 +3,23 @@
 // peer gateway) stop with it instead of running on, orphaned, on the CPUs
 // the next run measures.
 //
-// The signals are blocked in every thread and taken by a thread of their
-// own, which sends SIGTERM to each child of this process (found in /proc,
-// so every spawner's children are covered), gives them `kGrace` to exit
-// (a sidecar drains), SIGKILLs the rest, and then ends the process by the
-// same signal, as if it had never been caught (exit status 128 + signal).
-// Meanwhile the rest of the experiment, seeing its children go, may try to
-// exit: exit() waits for that end instead (an atexit handler).
+// The signals are blocked in the calling thread, and so in every thread
+// it starts afterwards, and taken by a thread of their own. That thread
+// sends SIGTERM to each child of this process (found in /proc, so every
+// spawner's children are covered), gives them kStopSignalGrace to exit,
+// SIGKILLs the rest, looks again for children started meanwhile, and then
+// ends the process by the same signal, as if it had never been caught
+// (exit status 128 + signal). A sidecar that is still draining when the
+// grace ends (its --drain_timeout is longer) is killed.
+//
+// Meanwhile the rest of the experiment, seeing its children go, may try
+// to exit: exit() waits for that end instead (an atexit handler), also
+// when the signal is still pending (a Ctrl-C reaches the children too,
+// which may die before the signal thread has taken it).
+//
+// Children are never reaped here: their owners (ChildProcess,
+// TailgateProcess, RunGnuplot) reap them, and a child is reached through a
+// pidfd, so a pid reaped and reused meanwhile is never signalled.
 //
 // Example (first thing in main, before any thread is started):
 //   tailgate::experiment::StopChildrenOnSignal();
@@ -28,15 +38,17 @@
 
 namespace tailgate::experiment {
 
-inline constexpr absl::Duration kGrace = absl::Seconds(3);
+inline constexpr absl::Duration kStopSignalGrace = absl::Seconds(3);
 
 void StopChildrenOnSignal();
 
 // The processes whose parent is `parent` (zombies included), from /proc.
 std::vector<pid_t> ChildrenOf(pid_t parent);
 
-// SIGTERM to each of `children` (of this process), then SIGKILL to those
-// not exited after `grace`; reaps them all before returning.
+// Sends SIGTERM to each of `children` that is still a child of this
+// process, then SIGKILL to those that have not exited after `grace`.
+// Returns once each has exited (or after `grace` and the SIGKILLs); reaps
+// none. Pids of 0 or less are skipped.
 void StopChildren(const std::vector<pid_t>& children, absl::Duration grace);
 
 }  // namespace tailgate::experiment
