@@ -33,6 +33,7 @@ constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
     {"admin", &RawFlags::admin},
     {"metrics_listen", &RawFlags::metrics_listen},
     {"http_listen", &RawFlags::http_listen},
+    {"read_listen", &RawFlags::read_listen},
     {"timeout", &RawFlags::timeout},
     {"max_requests", &RawFlags::max_requests},
     {"max_attempts", &RawFlags::max_attempts},

@@ -4,7 +4,8 @@
 // naming the flag, or the file, line and field, and exits 2), the engine,
 // the gRPC listeners (--listen: HedgedRead, health, reflection; --admin:
 // Admin), the HTTP listener (--metrics_listen), the
-// plain-HTTP door when --http_listen is set (server/http_door). Each
+// plain-HTTP door when --http_listen is set (server/http_door), the read
+// door when --read_listen is set (server/read_door). Each
 // bound address is logged (event=listening), so port 0 can be discovered.
 //
 // Reload: with --config, SIGHUP and a change of the file (its directory is
@@ -50,6 +51,7 @@
 #include "server/file_limit.h"
 #include "server/grpc_server.h"
 #include "server/http_door/http_door.h"
+#include "server/read_door/read_door.h"
 #include "server/http_endpoints.h"
 #include "server/idle_trim.h"
 #include "server/library_logs.h"
@@ -159,6 +161,7 @@ struct ConnectionLimits {
   int listen = 0;
   int admin = 0;
   int http = 0;
+  int read = 0;  // the read door's, out of --max_connections
   int64_t reserved = 0;
 };
 
@@ -185,9 +188,14 @@ ConnectionLimits SplitDescriptors(const ServerConfig& config,
                                             left / 2),
                           1, config.http_max_connections))
                     : 0;
+  // With the read door, --listen and the door share what is left.
+  const int64_t grpc_left =
+      config.read_listen.has_value() ? (left - limits.http) / 2
+                                     : left - limits.http;
   limits.listen = static_cast<int>(std::clamp<int64_t>(
-      std::min<int64_t>(config.max_connections, left - limits.http), 1,
+      std::min<int64_t>(config.max_connections, grpc_left), 1,
       config.max_connections));
+  limits.read = config.read_listen.has_value() ? limits.listen : 0;
   return limits;
 }
 
@@ -244,6 +252,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   log.Info("connection_limits", {{"listen", connections.listen},
                                  {"admin", connections.admin},
                                  {"http", connections.http},
+                                 {"read", connections.read},
                                  {"reserved", connections.reserved}});
   // Still the only thread: every thread started from here on inherits it.
   if (!config.cpus.empty()) {
@@ -377,6 +386,25 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
              {{"service", "http"}, {"addr", http_door->address().ToString()}});
   }
 
+  // The read door: HedgedRead.Read on the engine's loop thread.
+  ReadAdmission read_admission(**engine, config.engine.timeout, gate,
+                               rejections, response_memory);
+  std::unique_ptr<read_door::ReadDoor> read_door;
+  if (config.read_listen.has_value()) {
+    absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> door =
+        read_door::ReadDoor::Start(
+            {.address = *config.read_listen,
+             .max_connections = connections.read,
+             .max_streams_per_connection = config.max_streams_per_connection,
+             .send_timeout = config.send_timeout,
+             .accept_failed = AcceptFailureLog(log, "read")},
+            read_admission);
+    if (!door.ok()) return Fatal(log, "read_listen", door.status());
+    read_door = *std::move(door);
+    log.Info("listening",
+             {{"service", "read"}, {"addr", read_door->address().ToString()}});
+  }
+
   const int signal = AwaitTerminationSignal([&log, &reloader] {
     if (reloader == nullptr) {
       log.Info("sighup_ignored", {{"reason", "no --config file to reload"}});
@@ -403,7 +431,8 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   admin->acceptor.reset();
   reads->server->Shutdown(now);
   admin->server->Shutdown(now);
-  http_door.reset();  // cancels what is left, before the engine goes
+  read_door.reset();  // cancels what is left, before the engine goes
+  http_door.reset();
   http->reset();
   idle_trim.reset();  // its thread reads the engine
   engine->reset();

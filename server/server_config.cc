@@ -22,7 +22,7 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "listeners, global limits and named upstreams, each with its own "
           "replicas and policy. These flags, when given on the command "
           "line, override the file's values: --listen, --admin, "
-          "--metrics_listen, --http_listen, --timeout, --max_requests, "
+          "--metrics_listen, --http_listen, --read_listen, --timeout, --max_requests, "
           "--max_attempts, --max_response_bytes, --max_buffered_bytes, "
           "--max_streams_per_connection, --max_grpc_memory_bytes, "
           "--max_connections, --send_timeout, --drain_timeout, "
@@ -162,6 +162,11 @@ ABSL_FLAG(std::string, sched_policy, tailgate::server::RawFlags().sched_policy,
 ABSL_FLAG(std::string, http_listen, tailgate::server::RawFlags().http_listen,
           "Plain-HTTP door: GET/HEAD /path?query is a read of that target "
           "(host:port, [ipv6]:port or unix:/path). Empty (default): off.");
+ABSL_FLAG(std::string, read_listen, tailgate::server::RawFlags().read_listen,
+          "gRPC HedgedRead.Read alone, served on the engine's loop thread "
+          "(HTTP/2 cleartext, host:port, [ipv6]:port or unix:/path): the same "
+          "reads as --listen at less CPU per read; no health or reflection "
+          "there. Empty (default): off.");
 ABSL_FLAG(std::string, http_max_connections,
           tailgate::server::RawFlags().http_max_connections,
           "Open connections the HTTP door keeps at once (1 to 1000000); one "
@@ -541,6 +546,19 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
     CheckDistinct(reader, "http_listen", *config.http_listen,
                   "metrics_listen", config.metrics_listen);
   }
+  if (!flags.read_listen.empty()) {
+    config.read_listen = reader.Address("read_listen", flags.read_listen);
+    CheckDistinct(reader, "read_listen", *config.read_listen, "listen",
+                  config.listen);
+    CheckDistinct(reader, "read_listen", *config.read_listen, "admin",
+                  config.admin);
+    CheckDistinct(reader, "read_listen", *config.read_listen,
+                  "metrics_listen", config.metrics_listen);
+    if (config.http_listen.has_value()) {
+      CheckDistinct(reader, "read_listen", *config.read_listen,
+                    "http_listen", *config.http_listen);
+    }
+  }
   config.http_max_connections = static_cast<int>(reader.Take(
       "http_max_connections",
       flags::ParseInteger(flags.http_max_connections, 1, 1'000'000),
@@ -663,6 +681,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.sched_policy = absl::GetFlag(FLAGS_sched_policy);
   flags.http_listen = absl::GetFlag(FLAGS_http_listen);
   flags.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  flags.read_listen = absl::GetFlag(FLAGS_read_listen);
   flags.http_header_timeout = absl::GetFlag(FLAGS_http_header_timeout);
   return flags;
 }

@@ -108,6 +108,7 @@ struct RawFlags {
   std::string http_listen;  // empty: no plain-HTTP door
   std::string http_max_connections = "1024";
   std::string http_header_timeout = "10s";
+  std::string read_listen;  // empty: no read door
 
   // From the config file: its replica sets, in the file's order. The
   // default set ("") is among them if the file has one; --backends on the
@@ -158,6 +159,10 @@ struct ServerConfig {
   std::optional<ListenAddress> http_listen;
   int http_max_connections = 1024;
   absl::Duration http_header_timeout = absl::Seconds(10);
+  // The read door (server/read_door), when --read_listen is set. It takes
+  // --max_streams_per_connection, --max_connections (its own count) and
+  // --send_timeout as the --listen server does.
+  std::optional<ListenAddress> read_listen;
 };
 
 // INVALID_ARGUMENT for the first bad value found, with a message that

@@ -1,0 +1,148 @@
+// ReadDoor's lifecycle: Start binds the listener on the engine's loop; the
+// destructor cancels the reads still in flight and, once the engine has
+// completed them, closes every connection there (read_door_impl.h).
+
+#include "server/read_door/read_door.h"
+
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <nghttp2/nghttp2.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "server/listen_socket.h"
+#include "server/read_door/read_door_impl.h"
+
+namespace tailgate::server::read_door {
+
+absl::Status ReadDoor::Impl::OnLoop(
+    absl::AnyInvocable<absl::Status(event_base*)> step) {
+  hedge::Mutex mu;
+  hedge::CondVar ran_changed;
+  bool ran = false;
+  absl::Status result;
+  absl::Status posted = admission_.engine().RunOnLoop([&](event_base* base) {
+    absl::Status status = step(base);
+    hedge::MutexLock lock(&mu);
+    result = std::move(status);
+    ran = true;
+    ran_changed.SignalAll();
+  });
+  if (!posted.ok()) return posted;
+  hedge::MutexLock lock(&mu);
+  while (!ran) ran_changed.Wait(&mu);
+  return result;
+}
+
+absl::Status ReadDoor::Impl::Bind(event_base* base) {
+  door_thread_.BindToCurrentThread();
+  door_thread_.AssertOnOwner();
+  base_ = base;
+  if (nghttp2_session_callbacks_new(&callbacks_) != 0 ||
+      nghttp2_option_new(&session_options_) != 0) {
+    return absl::ResourceExhaustedError("cannot set up HTTP/2");
+  }
+  nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks_,
+                                                          &OnBeginHeaders);
+  nghttp2_session_callbacks_set_on_header_callback(callbacks_, &OnHeader);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks_,
+                                                            &OnDataChunk);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, &OnFrame);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks_,
+                                                         &OnStreamClose);
+  // Streams beyond SETTINGS_MAX_CONCURRENT_STREAMS are refused by nghttp2
+  // (REFUSED_STREAM) before a call exists, also before the client has
+  // acknowledged the SETTINGS.
+  nghttp2_option_set_max_reserved_remote_streams(session_options_, 0);
+  nghttp2_option_set_max_deflate_dynamic_table_size(session_options_, 0);
+
+  absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
+  if (!fd.ok()) return fd.status();
+  address_ = options_.address;
+  if (!address_.is_unix) {
+    absl::StatusOr<int> port = LocalPort(*fd);
+    if (!port.ok()) {
+      close(*fd);
+      return port.status();
+    }
+    address_ = address_.WithPort(*port);
+  }
+  listener_ = evconnlistener_new(base_, &Impl::OnAccept, this,
+                                 LEV_OPT_CLOSE_ON_FREE, kListenBacklog, *fd);
+  if (listener_ == nullptr) {
+    close(*fd);
+    return absl::InternalError("cannot serve reads on the listening socket");
+  }
+  accept_backoff_ = AcceptBackoff::Install(listener_, base_, absl::Seconds(1),
+                                           options_.accept_failed);
+  return absl::OkStatus();
+}
+
+ReadDoor::Impl::~Impl() {
+  const absl::Status posted = OnLoop([this](event_base*) {
+    door_thread_.AssertOnOwner();
+    BeginTeardown();
+    return absl::OkStatus();
+  });
+  if (!posted.ok()) {
+    // The loop is not running: no callback can come any more, so this
+    // thread takes the door's state and frees it.
+    door_thread_.Detach();
+    door_thread_.AssertOnOwner();
+    FinishTeardown();
+  }
+  hedge::MutexLock lock(&torn_down_mu_);
+  while (!torn_down_) torn_down_changed_.Wait(&torn_down_mu_);
+}
+
+// No new connection from here on. Reads still in flight (a drain that timed
+// out) are cancelled; once the engine has completed them (Deliver, which
+// answers UNAVAILABLE), FinishTeardown closes the rest: the engine must not
+// call back into a freed door.
+void ReadDoor::Impl::BeginTeardown() {
+  stopping_ = true;
+  accept_backoff_.reset();
+  if (listener_ != nullptr) evconnlistener_free(listener_);
+  listener_ = nullptr;
+  for (auto& [key, connection] : connections_) {
+    for (Call* call : connection->calls) {
+      if (call->state == Call::State::kReading) {
+        admission_.engine().Cancel(call->read_id);
+      }
+    }
+  }
+  if (outstanding_ == 0) FinishTeardown();
+}
+
+void ReadDoor::Impl::FinishTeardown() {
+  accept_backoff_.reset();
+  if (listener_ != nullptr) evconnlistener_free(listener_);
+  listener_ = nullptr;
+  while (!connections_.empty()) Close(connections_.begin()->first);
+  if (session_options_ != nullptr) nghttp2_option_del(session_options_);
+  if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
+  session_options_ = nullptr;
+  callbacks_ = nullptr;
+  hedge::MutexLock lock(&torn_down_mu_);
+  torn_down_ = true;
+  torn_down_changed_.SignalAll();
+}
+
+absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(
+    const ReadDoorOptions& options, ReadAdmission& admission) {
+  auto impl = std::make_unique<Impl>(options, admission);
+  Impl* door = impl.get();
+  absl::Status bound =
+      impl->OnLoop([door](event_base* base) { return door->Bind(base); });
+  if (!bound.ok()) return bound;
+  return std::unique_ptr<ReadDoor>(new ReadDoor(std::move(impl)));
+}
+
+ReadDoor::ReadDoor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ReadDoor::~ReadDoor() = default;
+
+const ListenAddress& ReadDoor::address() const { return impl_->address(); }
+
+}  // namespace tailgate::server::read_door

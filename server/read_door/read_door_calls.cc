@@ -1,0 +1,249 @@
+// Calls at the read door: admission and submission of the read, the
+// delivery of its result, the answer's frames, and the send timeout. See
+// read_door_impl.h.
+
+#include <event2/event.h>
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "proto/tailgate/v1/tailgate.pb.h"
+#include "server/read_descriptor.h"
+#include "server/read_door/grpc_wire.h"
+#include "server/read_door/read_door_impl.h"
+
+namespace tailgate::server::read_door {
+namespace {
+
+// A cancel this close to the call's deadline is the deadline's doing (as
+// in the --listen server's Read): the read is left to the engine's own
+// deadline and counted as a timeout, not as a caller's cancel.
+constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
+
+// A header field whose name and value outlive the frame (constants):
+// nghttp2 keeps the pointers instead of copying.
+nghttp2_nv Field(absl::string_view name, absl::string_view value) {
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
+          name.size(), value.size(),
+          NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
+}
+
+// One whose value nghttp2 copies (it is gone once the call returns).
+nghttp2_nv CopiedField(absl::string_view name, const std::string& value) {
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
+          name.size(), value.size(), NGHTTP2_NV_FLAG_NO_COPY_NAME};
+}
+
+constexpr absl::string_view kStatus200 = "200";
+constexpr absl::string_view kContentType = "application/grpc";
+
+}  // namespace
+
+void ReadDoor::Impl::Start(Call* call) {
+  if (call->refusal.ok() && !call->grpc_content_type) {
+    call->http_status = 415;
+    call->refusal =
+        absl::InternalError("content-type must be application/grpc");
+  }
+  if (!call->refusal.ok()) {
+    Answer(call, call->refusal);
+    return;
+  }
+  absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
+  if (!message.ok()) {
+    Answer(call, message.status());
+    return;
+  }
+  v1::ReadRequest request;
+  if (!request.ParseFromArray(message->data(),
+                              static_cast<int>(message->size()))) {
+    Answer(call, absl::InvalidArgumentError(
+                     "the request message is not a tailgate.v1.ReadRequest"));
+    return;
+  }
+  std::string().swap(call->body);
+  if (call->timeout.has_value()) {
+    call->call_deadline = absl::Now() + *call->timeout;
+  }
+  absl::StatusOr<hedge::EngineRead> read =
+      admission_.Admit(request, call->call_deadline);
+  if (!read.ok()) {
+    Answer(call, read.status());
+    return;
+  }
+  call->holds_slot = true;
+  call->state = Call::State::kReading;
+  ++outstanding_;
+  // This is the engine's loop thread: the read starts before the loop
+  // sleeps again, and its callback runs here too, in a later step of the
+  // loop (never inside Submit).
+  absl::StatusOr<uint64_t> id = admission_.Submit(
+      *std::move(read),
+      [this, call](absl::StatusOr<hedge::EngineResponse> result) {
+        door_thread_.AssertOnOwner();
+        --outstanding_;
+        Deliver(call, std::move(result));
+        if (stopping_ && outstanding_ == 0) FinishTeardown();
+      });
+  if (!id.ok()) {
+    --outstanding_;
+    Answer(call, id.status());
+    return;
+  }
+  call->read_id = *id;
+}
+
+void ReadDoor::Impl::Deliver(Call* call,
+                             absl::StatusOr<hedge::EngineResponse> result) {
+  Connection* connection = call->connection;
+  if (connection == nullptr) {  // the stream or its connection has closed
+    Free(call);
+    return;
+  }
+  if (stopping_ && !result.ok() &&
+      result.status().code() == absl::StatusCode::kCancelled) {
+    // Cancelled by the destructor, not by the client.
+    result = absl::UnavailableError("tailgate is shutting down");
+  }
+  if (!result.ok()) {
+    Answer(call, result.status());
+    Flush(connection);
+    return;
+  }
+  // The answer counts against --max_buffered_bytes until its stream
+  // closes (Free releases it).
+  const int64_t bytes = AnswerBytes(*result);
+  if (!admission_.HoldAnswer(bytes)) {
+    Answer(call, admission_.BufferFullError());
+    Flush(connection);
+    return;
+  }
+  call->held_bytes = bytes;
+  v1::ReadResponse response;
+  FillReadResponse(*std::move(result), &response);
+  const size_t length = response.ByteSizeLong();
+  call->answer.resize(kMessagePrefixBytes + length);
+  PutMessagePrefix(static_cast<uint32_t>(length), call->answer.data());
+  response.SerializeWithCachedSizesToArray(
+      reinterpret_cast<uint8_t*>(call->answer.data()) + kMessagePrefixBytes);
+  Answer(call, absl::OkStatus());
+  Flush(connection);
+}
+
+void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
+  call->state = Call::State::kAnswering;
+  Connection* connection = call->connection;
+  if (status.ok()) {
+    const nghttp2_nv headers[] = {Field(":status", kStatus200),
+                                  Field("content-type", kContentType)};
+    nghttp2_data_provider body;
+    body.source.ptr = call;
+    body.read_callback = &Impl::ReadAnswer;
+    if (nghttp2_submit_response(connection->session, call->stream_id, headers,
+                                std::size(headers), &body) != 0) {
+      nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+                                call->stream_id, NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    call->send_deadline = absl::Now() + options_.send_timeout;
+    if (!evtimer_pending(connection->send_timer, nullptr)) {
+      const timeval timeout = absl::ToTimeval(options_.send_timeout);
+      evtimer_add(connection->send_timer, &timeout);
+    }
+    return;
+  }
+  // Trailers only: one HEADERS frame that ends the stream.
+  const std::string http_status = absl::StrCat(call->http_status);
+  const std::string code = absl::StrCat(static_cast<int>(status.code()));
+  const std::string message = PercentEncode(status.message());
+  const nghttp2_nv fields[] = {
+      CopiedField(":status", http_status),
+      Field("content-type", kContentType),
+      CopiedField("grpc-status", code),
+      CopiedField("grpc-message", message),
+      Field("grpc-accept-encoding", "identity"),
+  };
+  if (nghttp2_submit_response(connection->session, call->stream_id, fields,
+                              std::size(fields), nullptr) != 0) {
+    nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+                              call->stream_id, NGHTTP2_INTERNAL_ERROR);
+  }
+}
+
+ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session,
+                                   int32_t stream_id, uint8_t* buffer,
+                                   size_t length, uint32_t* data_flags,
+                                   nghttp2_data_source* source,
+                                   void*) noexcept {
+  auto* call = static_cast<Call*>(source->ptr);
+  const size_t left = call->answer.size() - call->answer_sent;
+  const size_t n = std::min(length, left);
+  std::memcpy(buffer, call->answer.data() + call->answer_sent, n);
+  call->answer_sent += n;
+  if (call->answer_sent == call->answer.size()) {
+    *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    const nghttp2_nv trailers[] = {Field("grpc-status", "0")};
+    if (nghttp2_submit_trailer(session, stream_id, trailers,
+                               std::size(trailers)) != 0) {
+      return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // resets the stream
+    }
+  }
+  return static_cast<ssize_t>(n);
+}
+
+// Answers whose client has not taken them within --send_timeout (its
+// stream's flow-control window held shut, or the socket not read) are
+// reset and counted as dropped: their bytes are held against
+// --max_buffered_bytes until then.
+void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short,
+                                   void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  const absl::Time now = absl::Now();
+  absl::Time next = absl::InfiniteFuture();
+  for (Call* call : connection->calls) {
+    if (call->state != Call::State::kAnswering) continue;
+    if (call->send_deadline <= now) {
+      call->send_deadline = absl::InfiniteFuture();
+      self->admission_.CountDropped(DropReason::kSendTimeout);
+      nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+                                call->stream_id, NGHTTP2_CANCEL);
+    } else {
+      next = std::min(next, call->send_deadline);
+    }
+  }
+  if (next != absl::InfiniteFuture()) {
+    const timeval timeout = absl::ToTimeval(next - now);
+    evtimer_add(connection->send_timer, &timeout);
+  }
+  self->Flush(connection);
+}
+
+void ReadDoor::Impl::Detach(Call* call) {
+  call->connection = nullptr;
+  if (call->state != Call::State::kReading) {
+    Free(call);
+    return;
+  }
+  // The engine's callback frees the call (Deliver).
+  if (absl::Now() < call->call_deadline - kDeadlineCancelSlack) {
+    admission_.engine().Cancel(call->read_id);
+  }
+}
+
+void ReadDoor::Impl::Free(Call* call) {
+  if (call->holds_slot) admission_.Release(call->held_bytes);
+  delete call;
+}
+
+}  // namespace tailgate::server::read_door

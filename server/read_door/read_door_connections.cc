@@ -1,0 +1,177 @@
+// Connections of the read door: accept, the connection limit, the
+// handshake timeout, bytes between the socket and nghttp2, close. See
+// read_door_impl.h.
+
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "server/read_door/read_door_impl.h"
+
+namespace tailgate::server::read_door {
+namespace {
+
+// Read from the socket per system call; a request is far smaller.
+constexpr size_t kReceiveChunkBytes = 16 << 10;
+// Reads per readable event before the loop serves others.
+constexpr int kReceivesPerEvent = 4;
+// nghttp2 is asked for more frames only while less than this waits for the
+// socket: the door buffers at most about this much per connection.
+constexpr size_t kMaxPendingOutputBytes = 64 << 10;
+
+}  // namespace
+
+void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
+                              sockaddr* address, int, void* arg) noexcept {
+  auto* self = static_cast<Impl*>(arg);
+  self->door_thread_.AssertOnOwner();
+  if (self->stopping_ ||
+      static_cast<int64_t>(self->connections_.size()) >=
+          self->options_.max_connections) {
+    close(fd);
+    return;
+  }
+  if (address->sa_family == AF_INET || address->sa_family == AF_INET6) {
+    const int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  }
+  auto connection = std::make_unique<Connection>(Connection{self, fd});
+  Connection* c = connection.get();
+  c->readable = event_new(self->base_, fd, EV_READ | EV_PERSIST,
+                          &Impl::OnReadable, c);
+  c->writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
+  c->handshake_timer = evtimer_new(self->base_, &Impl::OnHandshakeTimeout, c);
+  c->send_timer = evtimer_new(self->base_, &Impl::OnSendTimeout, c);
+  self->connections_.emplace(c, std::move(connection));
+  const timeval handshake = absl::ToTimeval(self->options_.handshake_timeout);
+  if (c->readable == nullptr || c->writable == nullptr ||
+      c->handshake_timer == nullptr || c->send_timer == nullptr ||
+      nghttp2_session_server_new2(&c->session, self->callbacks_, c,
+                                  self->session_options_) != 0 ||
+      event_add(c->readable, nullptr) != 0 ||
+      evtimer_add(c->handshake_timer, &handshake) != 0) {
+    self->Close(c);
+    return;
+  }
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
+       static_cast<uint32_t>(self->options_.max_streams_per_connection)},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
+       static_cast<uint32_t>(self->options_.max_header_bytes)},
+  };
+  if (nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, settings,
+                              std::size(settings)) != 0) {
+    self->Close(c);
+    return;
+  }
+  self->Flush(c);
+}
+
+void ReadDoor::Impl::OnReadable(evutil_socket_t, short, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  if (self->Receive(connection)) self->Flush(connection);
+}
+
+void ReadDoor::Impl::OnWritable(evutil_socket_t, short, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  connection->door->Flush(connection);
+}
+
+// The client sent no SETTINGS (its preface) in time: a connection that
+// only holds a descriptor.
+void ReadDoor::Impl::OnHandshakeTimeout(evutil_socket_t, short,
+                                        void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  connection->door->Close(connection);
+}
+
+bool ReadDoor::Impl::Receive(Connection* connection) {
+  uint8_t buffer[kReceiveChunkBytes];
+  for (int i = 0; i < kReceivesPerEvent; ++i) {
+    const ssize_t received = recv(connection->fd, buffer, sizeof(buffer), 0);
+    if (received < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    if (received <= 0) {  // the client has gone, or the socket failed
+      Close(connection);
+      return false;
+    }
+    // nghttp2 takes every byte or fails; its callbacks run inside.
+    if (nghttp2_session_mem_recv(connection->session, buffer,
+                                 static_cast<size_t>(received)) < 0) {
+      Close(connection);
+      return false;
+    }
+    if (static_cast<size_t>(received) < sizeof(buffer)) return true;
+  }
+  return true;
+}
+
+void ReadDoor::Impl::Flush(Connection* connection) {
+  nghttp2_session* session = connection->session;
+  std::string& output = connection->output;
+  for (;;) {
+    while (output.size() - connection->output_sent < kMaxPendingOutputBytes) {
+      const uint8_t* frames = nullptr;
+      const ssize_t length = nghttp2_session_mem_send(session, &frames);
+      if (length < 0) {
+        Close(connection);
+        return;
+      }
+      if (length == 0) break;
+      output.append(reinterpret_cast<const char*>(frames),
+                    static_cast<size_t>(length));
+    }
+    if (connection->output_sent == output.size()) break;
+    const ssize_t sent =
+        send(connection->fd, output.data() + connection->output_sent,
+             output.size() - connection->output_sent, MSG_NOSIGNAL);
+    if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!event_pending(connection->writable, EV_WRITE, nullptr)) {
+        event_add(connection->writable, nullptr);
+      }
+      return;
+    }
+    if (sent < 0) {
+      Close(connection);
+      return;
+    }
+    connection->output_sent += static_cast<size_t>(sent);
+    if (connection->output_sent < output.size()) continue;
+    output.clear();
+    connection->output_sent = 0;
+    if (nghttp2_session_want_write(session) == 0) break;
+  }
+  if (nghttp2_session_want_read(session) == 0 &&
+      nghttp2_session_want_write(session) == 0 && output.empty()) {
+    Close(connection);  // GOAWAY both ways, or a fatal error, sent
+  }
+}
+
+void ReadDoor::Impl::Close(Connection* connection) {
+  // Calls whose read is in flight stay with the engine's callback; the
+  // others go now.
+  std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());
+  connection->calls.clear();
+  for (Call* call : calls) Detach(call);
+  if (connection->session != nullptr) nghttp2_session_del(connection->session);
+  for (event* e : {connection->readable, connection->writable,
+                   connection->handshake_timer, connection->send_timer}) {
+    if (e != nullptr) event_free(e);
+  }
+  close(connection->fd);
+  connections_.erase(connection);  // deletes `connection`
+}
+
+}  // namespace tailgate::server::read_door

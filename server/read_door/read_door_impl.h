@@ -1,0 +1,209 @@
+// ReadDoor::Impl: the read door's state, its libevent events and its
+// nghttp2 callbacks. Internal to the read door: callers use read_door.h.
+//
+// One call is one HTTP/2 stream: nghttp2 parses the client's frames into
+// a Call (headers, then the message), the door admits it as an engine
+// read when the request ends, and answers it when the engine completes
+// the read: response headers, the message, trailers (or trailers alone
+// for an error). The pieces, by file:
+//   - read_door.cc: Start, binding the listener on the loop, and the
+//     teardown the destructor runs there;
+//   - read_door_connections.cc: accept, the connection limit, the
+//     handshake timeout, moving bytes between the socket and nghttp2,
+//     close;
+//   - read_door_streams.cc: nghttp2's callbacks, which turn frames into
+//     calls;
+//   - read_door_calls.cc: a call's admission, its engine read, its answer,
+//     and the send timeout.
+//
+// Thread ownership: everything below runs on the engine's loop thread
+// (door_thread_, bound by Bind), and every callback asserts it; no lock,
+// no hand-over. The exceptions, as in the HTTP door: the constructor,
+// OnLoop and the destructor run on the thread that starts and destroys the
+// door (main), which waits for each step it posts to the loop; if the loop
+// is not running, the destructor's thread takes door_thread_ over and
+// tears down itself. torn_down_ is the one state shared between threads.
+
+#ifndef TAILGATE_SERVER_READ_DOOR_READ_DOOR_IMPL_H_
+#define TAILGATE_SERVER_READ_DOOR_READ_DOOR_IMPL_H_
+
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <nghttp2/nghttp2.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "hedge/sync/mutex.h"
+#include "hedge/sync/thread_checker.h"
+#include "hedge/transport/engine.h"
+#include "server/accept_backoff.h"
+#include "server/listen_address.h"
+#include "server/read_admission.h"
+#include "server/read_door/read_door.h"
+
+namespace tailgate::server::read_door {
+
+class ReadDoor::Impl {
+ public:
+  Impl(const ReadDoorOptions& options, ReadAdmission& admission)
+      : options_(options), admission_(admission) {}
+  ~Impl();
+
+  // Runs `step` on the engine's loop thread, with the loop's base, and
+  // waits for its status; FAILED_PRECONDITION if the loop is not running.
+  absl::Status OnLoop(absl::AnyInvocable<absl::Status(event_base*)> step);
+  // Loop thread: binds the listener on the engine's base.
+  absl::Status Bind(event_base* base);
+  const ListenAddress& address() const { return address_; }
+
+ private:
+  struct Call;
+
+  // One accepted connection, from accept until Close. Door thread only.
+  struct Connection {
+    Impl* door;
+    int fd;
+    event* readable = nullptr;  // persistent, while the connection is open
+    event* writable = nullptr;  // armed while output waits for the socket
+    event* handshake_timer = nullptr;
+    event* send_timer = nullptr;  // armed while an answer is being sent
+    nghttp2_session* session = nullptr;
+    // Frames nghttp2 produced that the socket has not taken yet, from
+    // output_sent on.
+    std::string output;
+    size_t output_sent = 0;
+    absl::flat_hash_set<Call*> calls;  // the open streams' calls
+  };
+
+  // One call (an HTTP/2 stream). Door thread only. Owned by its
+  // connection while the stream is open; once the stream has closed, by
+  // the engine's callback if a read is still in flight.
+  struct Call {
+    enum class State {
+      kReceiving,  // headers and message arriving
+      kReading,    // the engine has the read
+      kAnswering,  // the answer is being sent
+    };
+    Connection* connection;  // null once the stream has closed
+    int32_t stream_id;
+    State state = State::kReceiving;
+    // The first thing found wrong with the request, answered once it has
+    // ended (a gRPC status, or an HTTP status for a request that is not
+    // gRPC at all).
+    absl::Status refusal;
+    int http_status = 200;
+    bool grpc_content_type = false;  // content-type application/grpc seen
+    int64_t header_bytes = 0;
+    std::optional<absl::Duration> timeout;  // grpc-timeout
+    std::string body;                       // the request's DATA
+    absl::Time call_deadline = absl::InfiniteFuture();
+    bool holds_slot = false;  // an admission slot, released in Free
+    int64_t held_bytes = 0;   // reserved by HoldAnswer for the answer
+    uint64_t read_id = 0;
+    // The framed answer message, sent from answer_sent on, then trailers.
+    std::string answer;
+    size_t answer_sent = 0;
+    absl::Time send_deadline = absl::InfiniteFuture();
+  };
+
+  // libevent callbacks (read_door_connections.cc).
+  static void OnAccept(evconnlistener* listener, evutil_socket_t fd,
+                       sockaddr* address, int length, void* arg) noexcept;
+  static void OnReadable(evutil_socket_t fd, short what, void* arg) noexcept;
+  static void OnWritable(evutil_socket_t fd, short what, void* arg) noexcept;
+  static void OnHandshakeTimeout(evutil_socket_t, short, void* arg) noexcept;
+  // read_door_calls.cc.
+  static void OnSendTimeout(evutil_socket_t, short, void* arg) noexcept;
+
+  // nghttp2 callbacks (read_door_streams.cc); user_data is the Connection.
+  static int OnBeginHeaders(nghttp2_session* session,
+                            const nghttp2_frame* frame,
+                            void* user_data) noexcept;
+  static int OnHeader(nghttp2_session* session, const nghttp2_frame* frame,
+                      const uint8_t* name, size_t name_length,
+                      const uint8_t* value, size_t value_length,
+                      uint8_t flags, void* user_data) noexcept;
+  static int OnDataChunk(nghttp2_session* session, uint8_t flags,
+                         int32_t stream_id, const uint8_t* data,
+                         size_t length, void* user_data) noexcept;
+  static int OnFrame(nghttp2_session* session, const nghttp2_frame* frame,
+                     void* user_data) noexcept;
+  static int OnStreamClose(nghttp2_session* session, int32_t stream_id,
+                           uint32_t error_code, void* user_data) noexcept;
+  // The answer's data source (read_door_calls.cc).
+  static ssize_t ReadAnswer(nghttp2_session* session, int32_t stream_id,
+                            uint8_t* buffer, size_t length,
+                            uint32_t* data_flags, nghttp2_data_source* source,
+                            void* user_data) noexcept;
+
+  // Connections (read_door_connections.cc).
+  // Hands nghttp2 what the socket has; false if the connection was closed.
+  bool Receive(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Writes what nghttp2 has to send, as far as the socket takes it; closes
+  // the connection on an error or once neither side has more to say.
+  // Nothing may touch the connection after Flush.
+  void Flush(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Frees the connection; its calls' reads in flight are cancelled.
+  void Close(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
+  // Calls (read_door_calls.cc).
+  // The request has ended: refuse it, or admit and submit its read.
+  void Start(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The engine has completed `call`'s read (its callback, on this thread).
+  void Deliver(Call* call, absl::StatusOr<hedge::EngineResponse> result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Submits the answer: the message and OK trailers, or trailers alone.
+  void Answer(Call* call, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The stream has closed (or its connection): cancels a read in flight
+  // (unless its deadline is about to end it), else frees the call.
+  void Detach(Call* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void Free(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
+  // Teardown (read_door.cc).
+  void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void FinishTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
+  // Constant after Bind.
+  const ReadDoorOptions options_;
+  ReadAdmission& admission_;
+  event_base* base_ = nullptr;  // the engine's
+  ListenAddress address_;
+  nghttp2_session_callbacks* callbacks_ = nullptr;
+  nghttp2_option* session_options_ = nullptr;
+
+  // The engine's loop thread (bound by Bind); the destructor's if the loop
+  // is not running.
+  hedge::ThreadChecker door_thread_;
+  evconnlistener* listener_ ABSL_GUARDED_BY(door_thread_) = nullptr;
+  std::unique_ptr<AcceptBackoff> accept_backoff_ ABSL_GUARDED_BY(door_thread_);
+  absl::flat_hash_map<Connection*, std::unique_ptr<Connection>> connections_
+      ABSL_GUARDED_BY(door_thread_);
+  bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
+  // Engine reads whose callback has not run yet.
+  int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
+
+  // Set on the loop thread once FinishTeardown has run; the destructor
+  // waits for it.
+  hedge::Mutex torn_down_mu_;
+  hedge::CondVar torn_down_changed_;
+  bool torn_down_ ABSL_GUARDED_BY(torn_down_mu_) = false;
+};
+
+}  // namespace tailgate::server::read_door
+
+#endif  // TAILGATE_SERVER_READ_DOOR_READ_DOOR_IMPL_H_

@@ -1,0 +1,169 @@
+// nghttp2's callbacks: a request's frames become a Call (headers checked
+// as they come, the message gathered), started once the request ends; a
+// closed stream detaches its call. See read_door_impl.h.
+//
+// nghttp2 has already checked the HTTP/2 semantics of every request
+// (pseudo-headers present and valid, field names and values well formed,
+// content-length against DATA) and reset a stream that broke them; what is
+// left here is gRPC's part.
+
+#include <nghttp2/nghttp2.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/read_door/grpc_wire.h"
+#include "server/read_door/read_door_impl.h"
+
+namespace tailgate::server::read_door {
+namespace {
+
+constexpr absl::string_view kReadPath = "/tailgate.v1.HedgedRead/Read";
+// What HPACK counts per header field on top of its name and value (RFC
+// 7541 section 4.1), as SETTINGS_MAX_HEADER_LIST_SIZE does.
+constexpr int64_t kHeaderFieldOverhead = 32;
+
+absl::string_view View(const uint8_t* data, size_t length) {
+  return absl::string_view(reinterpret_cast<const char*>(data), length);
+}
+
+// Keeps the first refusal of a call.
+void Refuse(absl::Status& refusal, absl::Status status) {
+  if (refusal.ok()) refusal = std::move(status);
+}
+
+}  // namespace
+
+int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
+                                   const nghttp2_frame* frame,
+                                   void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  connection->door->door_thread_.AssertOnOwner();
+  if (frame->hd.type != NGHTTP2_HEADERS ||
+      frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+    return 0;  // trailers of a request: nothing the door uses
+  }
+  auto* call = new Call{connection, frame->hd.stream_id};
+  connection->calls.insert(call);
+  nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
+  return 0;
+}
+
+int ReadDoor::Impl::OnHeader(nghttp2_session* session,
+                             const nghttp2_frame* frame, const uint8_t* name,
+                             size_t name_length, const uint8_t* value,
+                             size_t value_length, uint8_t,
+                             void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  auto* call = static_cast<Call*>(
+      nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
+  if (call == nullptr || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+  call->header_bytes += static_cast<int64_t>(name_length + value_length) +
+                        kHeaderFieldOverhead;
+  if (call->header_bytes > self->options_.max_header_bytes) {
+    Refuse(call->refusal,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "request metadata larger than ",
+               self->options_.max_header_bytes, " bytes")));
+    return 0;
+  }
+  const absl::string_view key = View(name, name_length);
+  const absl::string_view text = View(value, value_length);
+  if (key == ":path") {
+    if (text != kReadPath) {
+      Refuse(call->refusal,
+             absl::UnimplementedError(absl::StrCat(
+                 "this port serves ", kReadPath, " only; ", text,
+                 " is not served here")));
+    }
+  } else if (key == ":method") {
+    if (text != "POST") {
+      call->http_status = 405;
+      Refuse(call->refusal, absl::UnimplementedError(
+                                "gRPC calls are POST requests"));
+    }
+  } else if (key == "content-type") {
+    call->grpc_content_type =
+        absl::StartsWith(text, "application/grpc") &&
+        (text.size() == 16 || text[16] == '+' || text[16] == ';');
+    if (!call->grpc_content_type) {
+      call->http_status = 415;
+      Refuse(call->refusal,
+             absl::InternalError(absl::StrCat(
+                 "content-type must be application/grpc, not ", text)));
+    }
+  } else if (key == "grpc-timeout") {
+    absl::StatusOr<absl::Duration> timeout = ParseGrpcTimeout(text);
+    if (timeout.ok()) {
+      call->timeout = *timeout;
+    } else {
+      Refuse(call->refusal, timeout.status());
+    }
+  }
+  return 0;
+}
+
+int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
+                                int32_t stream_id, const uint8_t* data,
+                                size_t length, void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  auto* call = static_cast<Call*>(
+      nghttp2_session_get_stream_user_data(session, stream_id));
+  if (call == nullptr || !call->refusal.ok()) return 0;
+  if (call->body.size() + length >
+      kMessagePrefixBytes + static_cast<size_t>(self->options_.max_message_bytes)) {
+    call->body.clear();
+    Refuse(call->refusal,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "request message larger than ",
+               self->options_.max_message_bytes, " bytes")));
+    return 0;
+  }
+  call->body.append(reinterpret_cast<const char*>(data), length);
+  return 0;
+}
+
+int ReadDoor::Impl::OnFrame(nghttp2_session* session,
+                            const nghttp2_frame* frame,
+                            void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  if (frame->hd.type == NGHTTP2_SETTINGS &&
+      (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) {
+    evtimer_del(connection->handshake_timer);  // the client has spoken
+    return 0;
+  }
+  if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) ||
+      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
+    return 0;
+  }
+  auto* call = static_cast<Call*>(
+      nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
+  if (call != nullptr && call->state == Call::State::kReceiving) {
+    self->Start(call);
+  }
+  return 0;
+}
+
+int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
+                                  uint32_t,
+                                  void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  auto* call = static_cast<Call*>(
+      nghttp2_session_get_stream_user_data(session, stream_id));
+  if (call == nullptr) return 0;
+  nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
+  connection->calls.erase(call);
+  self->Detach(call);
+  return 0;
+}
+
+}  // namespace tailgate::server::read_door
