@@ -28,6 +28,8 @@ const char* ArmName(ArmKind arm) {
       return "direct";
     case ArmKind::kTailgate:
       return "tailgate";
+    case ArmKind::kReadDoor:
+      return "read_door";
     case ArmKind::kHttpDoor:
       return "http_door";
     case ArmKind::kGateway:
@@ -86,20 +88,28 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
       arm.grpc = true;
       return arm;
     }
+    case ArmKind::kReadDoor:
     case ArmKind::kHttpDoor: {
       absl::StatusOr<int> port = UnusedPort();
       if (!port.ok()) return port.status();
       const std::string address = absl::StrCat("127.0.0.1:", *port);
-      if (absl::Status s =
-              StartTailgate(setup, {"--http_listen=" + address}, arm);
+      const bool read_door = kind == ArmKind::kReadDoor;
+      if (absl::Status s = StartTailgate(
+              setup,
+              {absl::StrCat(read_door ? "--read_listen=" : "--http_listen=",
+                            address)},
+              arm);
           !s.ok()) {
         return s;
       }
       if (!WaitForPort(*port, kStartTimeout)) {
-        return absl::UnavailableError(
-            absl::StrCat("the HTTP door did not listen on ", address));
+        return absl::UnavailableError(absl::StrCat(
+            "the ", ArmName(kind), " did not listen on ", address));
       }
-      arm.url = absl::StrCat("http://", address, NginxReplicas::kPath);
+      arm.url = absl::StrCat("http://", address,
+                             read_door ? "/tailgate.v1.HedgedRead/Read"
+                                       : NginxReplicas::kPath);
+      arm.grpc = read_door;
       return arm;
     }
     case ArmKind::kGateway: {

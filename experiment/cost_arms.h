@@ -28,9 +28,10 @@ inline constexpr absl::Duration kCostWarmup = absl::Seconds(1);
 // when reads stop (tailgate trims after a second without reads) to do so.
 inline constexpr absl::Duration kCostQuietWindow = absl::Seconds(3);
 
-// kTailgate is read through its gRPC door, kHttpDoor through its plain-HTTP
-// door (--http_listen), the others over HTTP/1.1.
-enum class ArmKind { kDirect, kTailgate, kHttpDoor, kGateway };
+// kTailgate is read through its gRPC door (--listen), kReadDoor through
+// its gRPC read door on the engine's loop (--read_listen), kHttpDoor
+// through its plain-HTTP door (--http_listen), the others over HTTP/1.1.
+enum class ArmKind { kDirect, kTailgate, kReadDoor, kHttpDoor, kGateway };
 
 const char* ArmName(ArmKind arm);
 

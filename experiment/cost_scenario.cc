@@ -161,7 +161,8 @@ void PrintSummary(const Results& results, bool with_gateway) {
     JsonObject line;
     line.AddString("scenario", "cost").AddString("summary", point);
     for (ArmKind arm :
-         {ArmKind::kTailgate, ArmKind::kHttpDoor, ArmKind::kGateway}) {
+         {ArmKind::kTailgate, ArmKind::kReadDoor, ArmKind::kHttpDoor,
+          ArmKind::kGateway}) {
       if (!by.count(arm)) continue;
       std::vector<double> cpu, rss_end, rss_quiet;
       for (const auto& [round, f] : by.at(arm)) {
@@ -200,6 +201,13 @@ void PrintSummary(const Results& results, bool with_gateway) {
                      Median(Paired(by, ArmKind::kTailgate, ArmKind::kGateway,
                                    [](const Figures& t, const Figures& g) {
                                      return t.rss_end_mib / g.rss_end_mib;
+                                   })),
+                     3)
+          .AddDouble("read_door_cpu_per_read_ratio",
+                     Median(Paired(by, ArmKind::kReadDoor, ArmKind::kGateway,
+                                   [](const Figures& t, const Figures& g) {
+                                     return t.cpu_us_per_read /
+                                            g.cpu_us_per_read;
                                    })),
                      3)
           .AddDouble("http_door_cpu_per_read_ratio",
@@ -268,7 +276,7 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   setup.replicas = replicas->get();
 
   std::vector<ArmKind> arms = {ArmKind::kDirect, ArmKind::kTailgate,
-                               ArmKind::kHttpDoor};
+                               ArmKind::kReadDoor, ArmKind::kHttpDoor};
   if (!setup.gateway_binary.empty()) arms.push_back(ArmKind::kGateway);
   Results results;
   for (int round = 1; round <= config.rounds; ++round) {

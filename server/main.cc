@@ -397,7 +397,8 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
              .max_connections = connections.read,
              .max_streams_per_connection = config.max_streams_per_connection,
              .send_timeout = config.send_timeout,
-             .accept_failed = AcceptFailureLog(log, "read")},
+             .accept_failed = AcceptFailureLog(log, "read"),
+             .refused = ConnectionRefusedLog(log, "read")},
             read_admission);
     if (!door.ok()) return Fatal(log, "read_listen", door.status());
     read_door = *std::move(door);

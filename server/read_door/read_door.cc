@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "server/listen_socket.h"
@@ -52,11 +53,8 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, &OnFrame);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks_,
                                                          &OnStreamClose);
-  // Streams beyond SETTINGS_MAX_CONCURRENT_STREAMS are refused by nghttp2
-  // (REFUSED_STREAM) before a call exists, also before the client has
-  // acknowledged the SETTINGS.
+  // A server is never pushed to: no reserved streams to keep.
   nghttp2_option_set_max_reserved_remote_streams(session_options_, 0);
-  nghttp2_option_set_max_deflate_dynamic_table_size(session_options_, 0);
 
   absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
   if (!fd.ok()) return fd.status();
@@ -120,7 +118,18 @@ void ReadDoor::Impl::FinishTeardown() {
   accept_backoff_.reset();
   if (listener_ != nullptr) evconnlistener_free(listener_);
   listener_ = nullptr;
-  while (!connections_.empty()) Close(connections_.begin()->first);
+  // Each connection is told GOAWAY (no stream after the last one seen),
+  // written as far as the socket takes it now, and closed.
+  std::vector<Connection*> open;
+  for (auto& [key, connection] : connections_) open.push_back(key);
+  for (Connection* connection : open) {
+    if (connection->session != nullptr &&
+        nghttp2_session_terminate_session(connection->session,
+                                          NGHTTP2_NO_ERROR) == 0) {
+      Flush(connection);  // closes it once GOAWAY is written
+    }
+    if (connections_.contains(connection)) Close(connection);
+  }
   if (session_options_ != nullptr) nghttp2_option_del(session_options_);
   if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
   session_options_ = nullptr;

@@ -47,6 +47,7 @@
 #define TAILGATE_SERVER_READ_DOOR_READ_DOOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -68,6 +69,9 @@ struct ReadDoorOptions {
   int64_t max_message_bytes = 64 << 10;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
+  // A connection was closed at accept: `max_connections` were open.
+  // Called with the count so far.
+  std::function<void(uint64_t refused)> refused;
 };
 
 class ReadDoor {

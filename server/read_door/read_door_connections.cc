@@ -34,10 +34,15 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
                               sockaddr* address, int, void* arg) noexcept {
   auto* self = static_cast<Impl*>(arg);
   self->door_thread_.AssertOnOwner();
-  if (self->stopping_ ||
-      static_cast<int64_t>(self->connections_.size()) >=
-          self->options_.max_connections) {
+  if (self->stopping_) {
     close(fd);
+    return;
+  }
+  if (static_cast<int64_t>(self->connections_.size()) >=
+      self->options_.max_connections) {
+    close(fd);
+    ++self->refused_;
+    if (self->options_.refused) self->options_.refused(self->refused_);
     return;
   }
   if (address->sa_family == AF_INET || address->sa_family == AF_INET6) {

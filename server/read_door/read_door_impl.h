@@ -196,6 +196,8 @@ class ReadDoor::Impl {
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
   // Engine reads whose callback has not run yet.
   int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
+  // Connections closed at accept for the limit, so far.
+  uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.
