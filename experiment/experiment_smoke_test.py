@@ -274,9 +274,10 @@ class ExperimentSmokeTest(unittest.TestCase):
         summaries = [line for line in lines if "summary" in line]
         self.assertEqual(sorted((r["point"], r["arm"]) for r in runs),
                          [("200/s", "direct"), ("200/s", "http_door"),
-                          ("200/s", "tailgate"),
+                          ("200/s", "read_door"), ("200/s", "tailgate"),
                           ("saturation", "direct"),
                           ("saturation", "http_door"),
+                          ("saturation", "read_door"),
                           ("saturation", "tailgate")])
         for r in runs:
             self.assertEqual(r["failed"], 0, r)
@@ -298,7 +299,7 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertEqual([s["summary"] for s in summaries],
                          ["200/s", "saturation"])
         for s in summaries:
-            for arm in ["tailgate", "http_door"]:
+            for arm in ["tailgate", "read_door", "http_door"]:
                 self.assert_fields(s, [arm + "_cpu_us_per_read",
                                        arm + "_added_mean_us",
                                        arm + "_reads_ratio_to_direct",
