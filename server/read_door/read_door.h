@@ -1,7 +1,8 @@
 // ReadDoor: HedgedRead.Read over gRPC, served on the engine's loop thread
 // (--read_listen). The same calls as the --listen server's Read, through
 // the same ReadAdmission and engine, answered by the same mapping
-// (FillReadResponse, the status codes of tailgate.proto); what differs is
+// (the ReadResponse FillReadResponse builds, written by
+// read_response_wire.h; the status codes of tailgate.proto); what differs is
 // the front: the door speaks HTTP/2 cleartext (h2c, prior knowledge, as
 // gRPC clients do) itself, with nghttp2, on the loop's event_base. A read
 // never changes thread, from the request's frames to the answer's: no

@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
-#include "server/read_descriptor.h"
 #include "server/read_door/grpc_wire.h"
 #include "server/read_door/read_door_impl.h"
+#include "server/read_door/read_response_wire.h"
 
 namespace tailgate::server::read_door {
 namespace {
@@ -128,13 +128,11 @@ void ReadDoor::Impl::Deliver(Call* call,
     return;
   }
   call->held_bytes = bytes;
-  v1::ReadResponse response;
-  FillReadResponse(*std::move(result), &response);
-  const size_t length = response.ByteSizeLong();
-  call->answer.resize(kMessagePrefixBytes + length);
-  PutMessagePrefix(static_cast<uint32_t>(length), call->answer.data());
-  response.SerializeWithCachedSizesToArray(
-      reinterpret_cast<uint8_t*>(call->answer.data()) + kMessagePrefixBytes);
+  call->answer.assign(kMessagePrefixBytes, '\0');
+  AppendReadResponse(*result, &call->answer);
+  PutMessagePrefix(
+      static_cast<uint32_t>(call->answer.size() - kMessagePrefixBytes),
+      call->answer.data());
   Answer(call, absl::OkStatus());
   Flush(connection);
 }

@@ -1,0 +1,127 @@
+#include "server/read_door/read_response_wire.h"
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace tailgate::server::read_door {
+namespace {
+
+// Wire types.
+constexpr uint32_t kVarint = 0;
+constexpr uint32_t kLengthDelimited = 2;
+
+// tailgate.v1.ReadResponse.
+constexpr uint32_t kStatus = 1, kHeaders = 2, kBody = 3, kTrace = 4;
+// tailgate.v1.Header.
+constexpr uint32_t kName = 1, kValue = 2;
+// tailgate.v1.ReadTrace.
+constexpr uint32_t kAttempts = 1, kHedged = 2, kHedgeWon = 3, kReplica = 4,
+                   kLatency = 5;
+// google.protobuf.Duration.
+constexpr uint32_t kSeconds = 1, kNanos = 2;
+
+size_t VarintSize(uint64_t value) {
+  size_t size = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++size;
+  }
+  return size;
+}
+
+void PutVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+void PutTag(uint32_t field, uint32_t wire_type, std::string* out) {
+  PutVarint(field << 3 | wire_type, out);
+}
+
+// An int32 or int64 field's varint: negative values sign-extended to 64
+// bits, as protobuf does.
+uint64_t Signed(int64_t value) { return static_cast<uint64_t>(value); }
+
+// Every field number here is under 16: one byte of tag.
+size_t VarintFieldSize(uint64_t value) {
+  return value == 0 ? 0 : 1 + VarintSize(value);
+}
+
+size_t BytesFieldSize(size_t length) {
+  return length == 0 ? 0 : 1 + VarintSize(length) + length;
+}
+
+size_t MessageFieldSize(size_t length) {
+  return 1 + VarintSize(length) + length;  // present even when empty
+}
+
+void PutVarintField(uint32_t field, uint64_t value, std::string* out) {
+  if (value == 0) return;
+  PutTag(field, kVarint, out);
+  PutVarint(value, out);
+}
+
+void PutBytesField(uint32_t field, const std::string& bytes,
+                   std::string* out) {
+  if (bytes.empty()) return;
+  PutTag(field, kLengthDelimited, out);
+  PutVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+void PutMessageHeader(uint32_t field, size_t length, std::string* out) {
+  PutTag(field, kLengthDelimited, out);
+  PutVarint(length, out);
+}
+
+}  // namespace
+
+void AppendReadResponse(const hedge::EngineResponse& response,
+                        std::string* out) {
+  const hedge::ReadTrace& trace = response.trace;
+  const int64_t nanos = absl::ToInt64Nanoseconds(trace.latency);
+  const int64_t latency_seconds = nanos / 1'000'000'000;
+  const int64_t latency_nanos = nanos % 1'000'000'000;
+  const size_t latency_size = VarintFieldSize(Signed(latency_seconds)) +
+                              VarintFieldSize(Signed(latency_nanos));
+  const uint64_t attempts = static_cast<uint32_t>(trace.attempts);
+  const size_t trace_size = VarintFieldSize(attempts) +
+                            VarintFieldSize(trace.hedged ? 1 : 0) +
+                            VarintFieldSize(trace.hedge_won ? 1 : 0) +
+                            BytesFieldSize(trace.replica.size()) +
+                            MessageFieldSize(latency_size);
+  size_t size = VarintFieldSize(Signed(response.status)) +
+                BytesFieldSize(response.body.size()) +
+                MessageFieldSize(trace_size);
+  for (const hygiene::HttpHeader& header : response.headers) {
+    size += MessageFieldSize(BytesFieldSize(header.name.size()) +
+                             BytesFieldSize(header.value.size()));
+  }
+  out->reserve(out->size() + size);
+
+  // Fields in number order, as protobuf serializes them.
+  PutVarintField(kStatus, Signed(response.status), out);
+  for (const hygiene::HttpHeader& header : response.headers) {
+    PutMessageHeader(kHeaders,
+                     BytesFieldSize(header.name.size()) +
+                         BytesFieldSize(header.value.size()),
+                     out);
+    PutBytesField(kName, header.name, out);
+    PutBytesField(kValue, header.value, out);
+  }
+  PutBytesField(kBody, response.body, out);
+  PutMessageHeader(kTrace, trace_size, out);
+  PutVarintField(kAttempts, attempts, out);
+  PutVarintField(kHedged, trace.hedged ? 1 : 0, out);
+  PutVarintField(kHedgeWon, trace.hedge_won ? 1 : 0, out);
+  PutBytesField(kReplica, trace.replica, out);
+  PutMessageHeader(kLatency, latency_size, out);
+  PutVarintField(kSeconds, Signed(latency_seconds), out);
+  PutVarintField(kNanos, Signed(latency_nanos), out);
+}
+
+}  // namespace tailgate::server::read_door
