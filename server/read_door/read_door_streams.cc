@@ -139,13 +139,17 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
     evtimer_del(connection->handshake_timer);  // the client has spoken
     return 0;
   }
-  if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) ||
-      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
     return 0;
   }
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-  if (call != nullptr && call->state == Call::State::kReceiving) {
+  if (call == nullptr || call->state != Call::State::kReceiving) return 0;
+  // A request already refused (its path, metadata or message size) is
+  // answered at once, without waiting for the rest of it: nghttp2 then
+  // resets the stream (NO_ERROR), which tells the client to stop sending.
+  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 ||
+      !call->refusal.ok()) {
     self->Start(call);
   }
   return 0;
