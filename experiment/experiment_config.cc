@@ -128,6 +128,13 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text) {
                               "; got \"", text, "\""));
 }
 
+absl::StatusOr<SidecarDoor> ParseSidecarDoor(const std::string& text) {
+  if (text.empty() || text == "grpc") return SidecarDoor::kGrpc;
+  if (text == "read") return SidecarDoor::kRead;
+  return Invalid("sidecar_door",
+                 absl::StrCat("want grpc or read, got \"", text, "\""));
+}
+
 absl::StatusOr<SidecarTransport> ParseSidecarTransport(
     const std::string& text) {
   if (text.empty()) return SidecarTransport::kTcp;
@@ -189,6 +196,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
        {"peer_gateway", !cost && !flags.peer_gateway.empty()},
        {"warmup", cost && !flags.warmup.empty()},
        {"sidecar_transport", cost && !flags.sidecar_transport.empty()},
+       {"sidecar_door", cost && !flags.sidecar_door.empty()},
        {"sweep", !open_loop && flags.sweep},
        {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
        {"duration", straggler && !flags.duration.empty()},
@@ -405,6 +413,9 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
       ParseSidecarTransport(flags.sidecar_transport);
   if (!transport.ok()) return transport.status();
   config.sidecar_transport = *transport;
+  absl::StatusOr<SidecarDoor> door = ParseSidecarDoor(flags.sidecar_door);
+  if (!door.ok()) return door.status();
+  config.sidecar_door = *door;
   absl::StatusOr<std::vector<int>> cpus =
       ParseSidecarCpus(flags.sidecar_cpus, config.scenario);
   if (!cpus.ok()) return cpus.status();

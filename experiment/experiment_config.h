@@ -44,6 +44,14 @@ enum class SidecarTransport {
   kUnix,
 };
 
+// Which of a sidecar's gRPC doors the read client calls: the --listen
+// server (the default) or the read door on the engine's loop
+// (--read_listen, on the same transport).
+enum class SidecarDoor {
+  kGrpc,
+  kRead,
+};
+
 // chaos: the sidecar policies measured side by side in one run, each on a
 // fresh sidecar under the same flapping schedule.
 enum class ChaosArm {
@@ -66,6 +74,7 @@ struct RawFlags {
   std::string plot_dir;
   std::string tailgate;
   std::string sidecar_transport;
+  std::string sidecar_door;
   std::string sidecar_cpus;
   std::string rounds;
   std::string creep_runs;
@@ -97,6 +106,9 @@ struct ExperimentConfig {
                                       ChaosArm::kNoRetryBudget};
   // Every scenario: the read client's way in (the admin client's is TCP).
   SidecarTransport sidecar_transport = SidecarTransport::kTcp;
+  // Every scenario but cost (which reads every door in its arms): the read
+  // client's door.
+  SidecarDoor sidecar_door = SidecarDoor::kGrpc;
   // Every scenario: each sidecar's --cpus (ascending; empty: any, not
   // pinned). By default ("auto") the sequential-client scenarios (seed,
   // correlated) pin the sidecar to the last CPU the experiment may use, when

@@ -47,6 +47,28 @@ TEST(ExperimentConfigTest, SidecarTransportForEveryScenario) {
             "--sidecar_transport: want tcp or unix, got \"UDS\"");
 }
 
+TEST(ExperimentConfigTest, SidecarDoorForEveryScenarioButCost) {
+  EXPECT_EQ(ConfigFromRawFlags({})->sidecar_door, SidecarDoor::kGrpc);
+  for (const char* scenario : {"seed", "open_loop", "throughput", "chaos"}) {
+    RawFlags flags;
+    flags.scenario = scenario;
+    flags.sidecar_door = "read";
+    absl::StatusOr<ExperimentConfig> config = ConfigFromRawFlags(flags);
+    ASSERT_TRUE(config.ok()) << scenario << ": " << config.status();
+    EXPECT_EQ(config->sidecar_door, SidecarDoor::kRead) << scenario;
+  }
+  RawFlags flags;
+  flags.sidecar_door = "grpc";
+  ASSERT_TRUE(ConfigFromRawFlags(flags).ok());
+  EXPECT_EQ(ConfigFromRawFlags(flags)->sidecar_door, SidecarDoor::kGrpc);
+  flags.sidecar_door = "http";
+  EXPECT_EQ(ErrorOf(flags), "--sidecar_door: want grpc or read, got \"http\"");
+  flags.sidecar_door = "read";
+  flags.scenario = "cost";
+  EXPECT_NE(ErrorOf(flags).find("--sidecar_door"), std::string::npos)
+      << ErrorOf(flags);
+}
+
 TEST(ExperimentConfigTest, SidecarCpusAutoPinsOnlyTheSequentialScenarios) {
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
   ASSERT_TRUE(allowed.ok()) << allowed.status();

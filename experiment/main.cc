@@ -92,6 +92,11 @@ ABSL_FLAG(std::string, sidecar_transport, "",
           "How the read client reaches each sidecar: tcp (default, loopback) "
           "or unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
           "unset or too long).");
+ABSL_FLAG(std::string, sidecar_door, "",
+          "Which gRPC door of each sidecar the read client calls: grpc "
+          "(default, the --listen server) or read (the read door on the "
+          "engine's loop, --read_listen, over --sidecar_transport). Not for "
+          "--scenario=cost, which reads every door.");
 ABSL_FLAG(std::string, sidecar_cpus, "",
           "CPUs each sidecar runs on: auto (default: for seed and "
           "correlated and cost, the last CPU this process may use, given two "
@@ -121,6 +126,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.plot_dir = absl::GetFlag(FLAGS_plot_dir);
   flags.tailgate = absl::GetFlag(FLAGS_tailgate);
   flags.sidecar_transport = absl::GetFlag(FLAGS_sidecar_transport);
+  flags.sidecar_door = absl::GetFlag(FLAGS_sidecar_door);
   flags.sidecar_cpus = absl::GetFlag(FLAGS_sidecar_cpus);
   flags.rounds = absl::GetFlag(FLAGS_rounds);
   flags.creep_runs = absl::GetFlag(FLAGS_creep_runs);

@@ -59,7 +59,8 @@ SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
   }
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
   return SidecarSetup{std::move(binary), std::move(backends), std::move(flags),
-                      config.warmup, config.sidecar_transport};
+                      config.warmup, config.sidecar_transport,
+                      config.sidecar_door};
 }
 
 SidecarSession::~SidecarSession() {
@@ -76,12 +77,17 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   flags.insert(flags.end(), policy.flags.begin(), policy.flags.end());
   flags.insert(flags.end(), setup.extra_flags.begin(), setup.extra_flags.end());
   std::string socket_path;
+  const bool read_door = setup.door == SidecarDoor::kRead;
   if (setup.transport == SidecarTransport::kUnix) {
     absl::StatusOr<std::string> path = FreshSocketPath();
     if (!path.ok()) return path.status();
     socket_path = *std::move(path);
     // After the loopback default, which it overrides (the last one wins).
-    flags.push_back("--listen=unix:" + socket_path);
+    flags.push_back(
+        absl::StrCat(read_door ? "--read_listen" : "--listen", "=unix:",
+                     socket_path));
+  } else if (read_door) {
+    flags.push_back("--read_listen=127.0.0.1:0");
   }
   // Until the session owns the path.
   absl::Cleanup remove_socket = [&socket_path] {
@@ -90,11 +96,18 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   absl::StatusOr<std::unique_ptr<testing::TailgateProcess>> process =
       testing::TailgateProcess::Start(setup.binary, flags);
   if (!process.ok()) return process.status();
+  std::string read_address = (*process)->grpc_address();
+  if (read_door) {
+    absl::StatusOr<std::string> address =
+        (*process)->ListeningAddress("read");
+    if (!address.ok()) return address.status();
+    read_address = *std::move(address);
+  }
 
   ClientOptions options;
   options.connect_timeout = kConnectTimeout;
   absl::StatusOr<std::unique_ptr<Client>> client =
-      Client::Connect((*process)->grpc_address(), options);
+      Client::Connect(read_address, options);
   if (!client.ok()) return client.status();
   absl::StatusOr<std::unique_ptr<AdminClient>> admin =
       AdminClient::Connect((*process)->admin_address(), options);
@@ -107,7 +120,8 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   if (!warm.ok()) return warm.status();
   std::move(remove_socket).Cancel();
   return std::unique_ptr<SidecarSession>(
-      new SidecarSession(std::move(socket_path), *std::move(process),
+      new SidecarSession(std::move(socket_path), std::move(read_address),
+                         *std::move(process),
                          *std::move(client), *std::move(admin)));
 }
 
@@ -116,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Client>> SidecarSession::ConnectOwnClient()
   ClientOptions options;
   options.connect_timeout = kConnectTimeout;
   options.own_connection = true;
-  return Client::Connect(process_->grpc_address(), options);
+  return Client::Connect(read_address_, options);
 }
 
 absl::Status SidecarSession::Stop() {

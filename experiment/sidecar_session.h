@@ -1,9 +1,10 @@
 // SidecarSession: one fresh sidecar for one policy, ready to measure: the
 // real `tailgate` binary as a child process (tests/e2e's TailgateProcess:
 // loopback port-0 listeners, ports read from its event=listening log
-// lines; with SidecarTransport::kUnix its gRPC listener is a Unix domain
-// socket instead, a fresh path per session, removed when the session
-// ends), a read client and an admin client connected to it, and the
+// lines; with SidecarTransport::kUnix the read client's listener is a Unix
+// domain socket instead, a fresh path per session, removed when the
+// session ends; with SidecarDoor::kRead that listener is the read door,
+// --read_listen), a read client and an admin client connected to it, and the
 // warm-up done (sequential fast reads, so that the gRPC channel and the
 // sidecar's connections to both replicas are open before the first
 // measured read).
@@ -51,6 +52,7 @@ struct SidecarSetup {
   std::vector<std::string> extra_flags;  // after the policy's flags
   int64_t warmup = 0;                    // REQUIRES: even
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
+  SidecarDoor door = SidecarDoor::kGrpc;                // the read client's
 };
 
 // Every sidecar the experiment starts is tuned as for a CPU of its own
@@ -90,16 +92,18 @@ class SidecarSession {
   absl::Status Stop();
 
  private:
-  SidecarSession(std::string socket_path,
+  SidecarSession(std::string socket_path, std::string read_address,
                  std::unique_ptr<testing::TailgateProcess> process,
                  std::unique_ptr<Client> client,
                  std::unique_ptr<AdminClient> admin)
       : socket_path_(std::move(socket_path)),
+        read_address_(std::move(read_address)),
         process_(std::move(process)),
         client_(std::move(client)),
         admin_(std::move(admin)) {}
 
   std::string socket_path_;  // empty over TCP
+  std::string read_address_;  // where the read clients connect
   // Declared before the clients so that it is destroyed after them.
   std::unique_ptr<testing::TailgateProcess> process_;
   std::unique_ptr<Client> client_;

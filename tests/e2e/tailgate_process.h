@@ -64,11 +64,13 @@ class TailgateProcess {
                                          absl::Duration timeout) const;
   std::string stderr_text() const;
 
+  // The addr= of the event=listening line for `service` ("grpc", "admin",
+  // "metrics", "http", "read"), waiting for it up to the start timeout.
+  absl::StatusOr<std::string> ListeningAddress(const std::string& service);
+
  private:
   TailgateProcess(pid_t pid, int stderr_fd);
   void ReadStderr();
-  // The addr= of the event=listening line for `service`.
-  absl::StatusOr<std::string> ListeningAddress(const std::string& service);
 
   const pid_t pid_;
   const int stderr_fd_;
