@@ -55,6 +55,7 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assert_metrics(line)
             self.assertEqual(line["requests"], 100)
             self.assertEqual(line["sidecar_transport"], "tcp")
+            self.assertEqual(line["sidecar_door"], "grpc")
             # --sidecar_cpus=auto: the last CPU we may use, given two.
             cpus = sorted(os.sched_getaffinity(0))
             self.assertEqual(line["sidecar_cpus"],
@@ -135,6 +136,22 @@ class ExperimentSmokeTest(unittest.TestCase):
         for line in lines:
             self.assertEqual(line["sidecar_transport"], "unix")
             self.assertEqual(line["sidecar_cpus"], "any")
+            self.assertEqual(line["samples"], 100)
+            self.assertEqual(line["metrics"]["requests"], 100)
+
+    def test_seed_through_the_read_door_over_a_unix_socket(self):
+        with tempfile.TemporaryDirectory(dir="/tmp") as socket_dir:
+            env = dict(os.environ, TMPDIR=socket_dir)
+            lines = self.json_lines("--requests=100",
+                                    "--sidecar_transport=unix",
+                                    "--sidecar_door=read",
+                                    "--sidecar_cpus=any", env=env)
+            self.assertEqual(os.listdir(socket_dir), [])
+        self.assertEqual([line["mode"] for line in lines],
+                         ["baseline", "hedged", "auto"])
+        for line in lines:
+            self.assertEqual(line["sidecar_door"], "read")
+            self.assertEqual(line["sidecar_transport"], "unix")
             self.assertEqual(line["samples"], 100)
             self.assertEqual(line["metrics"]["requests"], 100)
 

@@ -81,6 +81,9 @@ class SidecarSession {
   // own_connection), for a second app sharing the sidecar.
   absl::StatusOr<std::unique_ptr<Client>> ConnectOwnClient() const;
   const testing::TailgateProcess& process() const { return *process_; }
+  // Where the read clients connect: the --listen or the read door's
+  // address.
+  const std::string& read_address() const { return read_address_; }
 
   // Totals since the sidecar started (Admin.GetStats).
   absl::StatusOr<SidecarStats> Stats() { return admin_->GetStats(); }

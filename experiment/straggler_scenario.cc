@@ -145,7 +145,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
     absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
         setup, policy, [&](SidecarSession& session) -> absl::Status {
           transport =
-              absl::StartsWith(session.process().grpc_address(), "unix:")
+              absl::StartsWith(session.read_address(), "unix:")
                   ? "unix"
                   : "tcp";
           return MeasureInChunks(config,
@@ -161,6 +161,8 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
         .AddInt("requests", config.requests)
         .AddInt("warmup", config.warmup)
         .AddString("sidecar_transport", transport)
+        .AddString("sidecar_door",
+                   config.sidecar_door == SidecarDoor::kRead ? "read" : "grpc")
         .AddString("sidecar_cpus",
                    config.sidecar_cpus.empty()
                        ? std::string("any")
