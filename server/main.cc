@@ -397,6 +397,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
              .max_connections = connections.read,
              .max_streams_per_connection = config.max_streams_per_connection,
              .send_timeout = config.send_timeout,
+             .max_request_bytes = config.max_grpc_memory_bytes,
              .accept_failed = AcceptFailureLog(log, "read"),
              .refused = ConnectionRefusedLog(log, "read")},
             read_admission);

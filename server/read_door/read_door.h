@@ -20,7 +20,10 @@
 //     stream over it is refused (REFUSED_STREAM, which clients retry);
 //   - request headers bounded (`max_header_bytes` per stream, else the
 //     call fails RESOURCE_EXHAUSTED), the message too
-//     (`max_message_bytes`, RESOURCE_EXHAUSTED);
+//     (`max_message_bytes`, RESOURCE_EXHAUSTED), and the request bytes
+//     the door holds over all streams of all connections
+//     (`max_request_bytes`: a call whose message would pass it fails
+//     RESOURCE_EXHAUSTED at once);
 //   - answers count against --max_buffered_bytes (ReadAdmission) from
 //     when they are built until they are written; one the client does not
 //     take within `send_timeout` (flow control held shut, or a socket not
@@ -68,6 +71,9 @@ struct ReadDoorOptions {
   // As the --listen server's limits (grpc_server.h).
   int64_t max_header_bytes = 16 << 10;
   int64_t max_message_bytes = 64 << 10;
+  // Request messages received and not yet handed to the engine, over every
+  // stream: main gives it --max_grpc_memory_bytes.
+  int64_t max_request_bytes = int64_t{64} << 20;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
   // A connection was closed at accept: `max_connections` were open.

@@ -55,22 +55,25 @@ void ReadDoor::Impl::Start(Call* call) {
         absl::InternalError("content-type must be application/grpc");
   }
   if (!call->refusal.ok()) {
+    ReleaseBody(call);
     Answer(call, call->refusal);
     return;
   }
   absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
+  v1::ReadRequest request;
+  const bool parsed =
+      message.ok() && request.ParseFromArray(message->data(),
+                                             static_cast<int>(message->size()));
+  ReleaseBody(call);
   if (!message.ok()) {
     Answer(call, message.status());
     return;
   }
-  v1::ReadRequest request;
-  if (!request.ParseFromArray(message->data(),
-                              static_cast<int>(message->size()))) {
+  if (!parsed) {
     Answer(call, absl::InvalidArgumentError(
                      "the request message is not a tailgate.v1.ReadRequest"));
     return;
   }
-  std::string().swap(call->body);
   if (call->timeout.has_value()) {
     call->call_deadline = absl::Now() + *call->timeout;
   }
@@ -240,8 +243,14 @@ void ReadDoor::Impl::Detach(Call* call) {
 }
 
 void ReadDoor::Impl::Free(Call* call) {
+  ReleaseBody(call);
   if (call->holds_slot) admission_.Release(call->held_bytes);
   delete call;
+}
+
+void ReadDoor::Impl::ReleaseBody(Call* call) {
+  request_bytes_ -= static_cast<int64_t>(call->body.size());
+  std::string().swap(call->body);
 }
 
 }  // namespace tailgate::server::read_door

@@ -173,6 +173,9 @@ class ReadDoor::Impl {
   void Detach(Call* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void Free(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Frees what the call's request message holds, and its count in
+  // request_bytes_.
+  void ReleaseBody(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Teardown (read_door.cc).
   void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -196,6 +199,9 @@ class ReadDoor::Impl {
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
   // Engine reads whose callback has not run yet.
   int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
+  // The request bytes calls hold (their `body`), at most
+  // options_.max_request_bytes.
+  int64_t request_bytes_ ABSL_GUARDED_BY(door_thread_) = 0;
   // Connections closed at accept for the limit, so far.
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
 

@@ -116,15 +116,26 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
       nghttp2_session_get_stream_user_data(session, stream_id));
   if (call == nullptr || !call->refusal.ok()) return 0;
   if (call->body.size() + length >
-      kMessagePrefixBytes + static_cast<size_t>(self->options_.max_message_bytes)) {
-    call->body.clear();
+      kMessagePrefixBytes +
+          static_cast<size_t>(self->options_.max_message_bytes)) {
+    self->ReleaseBody(call);
     Refuse(call->refusal,
            absl::ResourceExhaustedError(absl::StrCat(
                "request message larger than ",
                self->options_.max_message_bytes, " bytes")));
     return 0;
   }
+  if (self->request_bytes_ + static_cast<int64_t>(length) >
+      self->options_.max_request_bytes) {
+    self->ReleaseBody(call);
+    Refuse(call->refusal,
+           absl::ResourceExhaustedError(
+               "the read door holds as many request bytes as it may "
+               "(--max_grpc_memory_bytes); try again"));
+    return 0;
+  }
   call->body.append(reinterpret_cast<const char*>(data), length);
+  self->request_bytes_ += static_cast<int64_t>(length);
   return 0;
 }
 
