@@ -21,9 +21,10 @@
 //   - request headers bounded (`max_header_bytes` per stream, else the
 //     call fails RESOURCE_EXHAUSTED), the message too
 //     (`max_message_bytes`, RESOURCE_EXHAUSTED), and the request bytes
-//     the door holds over all streams of all connections
-//     (`max_request_bytes`: a call whose message would pass it fails
-//     RESOURCE_EXHAUSTED at once);
+//     the door holds over all streams of all connections, each open call
+//     counted 1 KiB besides its message (`max_request_bytes`: a call
+//     whose message would pass it fails RESOURCE_EXHAUSTED at once; a
+//     stream opened with no room left is refused, REFUSED_STREAM);
 //   - answers count against --max_buffered_bytes (ReadAdmission) from
 //     when they are built until they are written; one the client does not
 //     take within `send_timeout` (flow control held shut, or a socket not

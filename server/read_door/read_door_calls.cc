@@ -244,6 +244,7 @@ void ReadDoor::Impl::Detach(Call* call) {
 
 void ReadDoor::Impl::Free(Call* call) {
   ReleaseBody(call);
+  request_bytes_ -= kCallBytes;
   if (call->holds_slot) admission_.Release(call->held_bytes);
   delete call;
 }

@@ -53,6 +53,11 @@
 
 namespace tailgate::server::read_door {
 
+// What one call is counted for against max_request_bytes besides its
+// message: the Call, nghttp2's stream, their bookkeeping (about 600 bytes,
+// rounded up).
+inline constexpr int64_t kCallBytes = 1024;
+
 class ReadDoor::Impl {
  public:
   Impl(const ReadDoorOptions& options, ReadAdmission& admission)
@@ -199,8 +204,8 @@ class ReadDoor::Impl {
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
   // Engine reads whose callback has not run yet.
   int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
-  // The request bytes calls hold (their `body`), at most
-  // options_.max_request_bytes.
+  // The request bytes calls hold (their `body`, and kCallBytes for each
+  // call), at most options_.max_request_bytes.
   int64_t request_bytes_ ABSL_GUARDED_BY(door_thread_) = 0;
   // Connections closed at accept for the limit, so far.
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;

@@ -44,6 +44,15 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
       frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
     return 0;  // trailers of a request: nothing the door uses
   }
+  Impl* self = connection->door;
+  if (self->request_bytes_ + kCallBytes > self->options_.max_request_bytes) {
+    // No room for one more call: refused before it exists (clients retry
+    // REFUSED_STREAM, which did nothing).
+    nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                              NGHTTP2_REFUSED_STREAM);
+    return 0;
+  }
+  self->request_bytes_ += kCallBytes;
   auto* call = new Call{connection, frame->hd.stream_id};
   connection->calls.insert(call);
   nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
