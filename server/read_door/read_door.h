@@ -28,7 +28,9 @@
 //   - answers count against --max_buffered_bytes (ReadAdmission) from
 //     when they are built until they are written; one the client does not
 //     take within `send_timeout` (flow control held shut, or a socket not
-//     read) is reset (CANCEL) and counted as dropped;
+//     read) is reset (CANCEL) and counted as dropped; a connection whose
+//     socket takes no byte for `send_timeout` is closed, since not even a
+//     reset reaches that client;
 //   - output is written as the socket takes it: the door asks nghttp2 for
 //     more frames only while less than a socket buffer's worth waits.
 //   - a stream reset by the client, or a connection closed, cancels its

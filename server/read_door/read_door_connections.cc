@@ -88,10 +88,27 @@ void ReadDoor::Impl::OnReadable(evutil_socket_t, short, void* arg) noexcept {
   if (self->Receive(connection)) self->Flush(connection);
 }
 
-void ReadDoor::Impl::OnWritable(evutil_socket_t, short, void* arg) noexcept {
+void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
+                                void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
-  connection->door->door_thread_.AssertOnOwner();
-  connection->door->Flush(connection);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  if ((what & EV_TIMEOUT) != 0) {
+    // The socket has taken nothing for --send_timeout: the client reads
+    // nothing, not even the RST_STREAM of an answer it did not take, so
+    // the stream would never close and its answer would stay held against
+    // --max_buffered_bytes. Answers whose own send timeout has not come
+    // yet are dropped with it.
+    for (Call* call : connection->calls) {
+      if (call->state == Call::State::kAnswering &&
+          call->send_deadline != absl::InfiniteFuture()) {
+        self->admission_.CountDropped(DropReason::kSendTimeout);
+      }
+    }
+    self->Close(connection);
+    return;
+  }
+  self->Flush(connection);
 }
 
 // The client sent no SETTINGS (its preface) in time: a connection that
@@ -143,8 +160,11 @@ void ReadDoor::Impl::Flush(Connection* connection) {
         send(connection->fd, output.data() + connection->output_sent,
              output.size() - connection->output_sent, MSG_NOSIGNAL);
     if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+      // Armed from the first byte the socket would not take; OnWritable
+      // closes the connection if it takes none for --send_timeout.
       if (!event_pending(connection->writable, EV_WRITE, nullptr)) {
-        event_add(connection->writable, nullptr);
+        const timeval stall = absl::ToTimeval(options_.send_timeout);
+        event_add(connection->writable, &stall);
       }
       return;
     }

@@ -79,7 +79,9 @@ class ReadDoor::Impl {
     Impl* door;
     int fd;
     event* readable = nullptr;  // persistent, while the connection is open
-    event* writable = nullptr;  // armed while output waits for the socket
+    // Armed while output waits for the socket, with --send_timeout as its
+    // timeout: a socket that takes nothing for that long is closed.
+    event* writable = nullptr;
     event* handshake_timer = nullptr;
     event* send_timer = nullptr;  // armed while an answer is being sent
     nghttp2_session* session = nullptr;
