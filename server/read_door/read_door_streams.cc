@@ -104,6 +104,16 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
              absl::InternalError(absl::StrCat(
                  "content-type must be application/grpc, not ", text)));
     }
+  } else if (key == "grpc-encoding") {
+    // As the --listen server: a request that says its messages may be
+    // compressed is refused as soon as it says so, whatever its messages
+    // turn out to be (and before a compressed bomb is measured).
+    if (text != "identity") {
+      Refuse(call->refusal,
+             absl::UnimplementedError(absl::StrCat(
+                 "compression algorithm ", text,
+                 " is not accepted (grpc-accept-encoding: identity)")));
+    }
   } else if (key == "grpc-timeout") {
     absl::StatusOr<absl::Duration> timeout = ParseGrpcTimeout(text);
     if (timeout.ok()) {
