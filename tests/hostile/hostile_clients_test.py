@@ -3,146 +3,40 @@ raw HTTP/2 frames (raw_h2), and each test checks the sidecar's status
 answer, its peak memory (VmHWM) against the bound the flags set, and that a
 normal read succeeds right after.
 
+The attacks in DoorAttacks are made on both doors that serve
+HedgedRead.Read: the gRPC server (--listen, HostileClientTest) and the read
+door (--read_listen, ReadDoorAttacksTest). What only one door has is tested
+in its own class: gRPC's memory quota here, the read door's own HTTP/2
+limits in read_door_hostile_test.py.
+
 Each test starts its own sidecar, so that its peak memory is that test's.
 Memory bounds are checked against the plain build only: under
 AddressSanitizer (`--config=asan`) the behaviour is checked, not RSS.
 """
 
-import os
 import re
 import resource
 import socket
 import sys
-import time
 import unittest
-import urllib.request
 import zlib
 
-import grpc
-
-from client.testing.sidecar_harness import Replica, Sidecar
 from proto.tailgate.v1 import tailgate_pb2
-from proto.tailgate.v1 import tailgate_pb2_grpc
 from tests.hostile import raw_h2
-
-MIB = 1 << 20
-# Set by the asan config (.bazelrc): the sidecar under test is instrumented.
-SANITIZED = "ASAN_OPTIONS" in os.environ
-# What the sidecar is before any attack (RSS after start-up is ~25 MiB):
-# every bound below is this plus what the flags allow.
-BASELINE = 40 * MIB
-# What the worst-case formula leaves out (docs/OPERATIONS.md): the
-# allocator's slack and the gRPC threads a load starts after the base was
-# measured. On a host busy with other builds the peak has come up to about
-# 2.7 MiB above the formula's terms; on a quiet one 6 MiB below them.
-FORMULA_SLACK = 8 * MIB
-OK, CANCELLED, RESOURCE_EXHAUSTED, UNIMPLEMENTED = 0, 1, 8, 12
+from tests.hostile.hostile_support import (
+    BASELINE, CANCEL, CANCELLED, FORMULA_SLACK, MIB, OK, RESOURCE_EXHAUSTED,
+    SANITIZED, UNIMPLEMENTED, HostileTestCase, current_rss, metric, peak_rss,
+    wait_for)
 
 
-def peak_rss(sidecar):
-    with open("/proc/%d/status" % sidecar.process.pid) as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
-
-
-def current_rss(sidecar):
-    with open("/proc/%d/status" % sidecar.process.pid) as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
-
-
-def metric(sidecar, name, labels=""):
-    text = urllib.request.urlopen(
-        "http://%s/metrics" % sidecar.metrics, timeout=10).read().decode()
-    pattern = r"^%s%s (\S+)$" % (re.escape(name),
-                                  re.escape("{%s}" % labels) if labels else "")
-    found = re.search(pattern, text, re.M)
-    return float(found.group(1)) if found else None
-
-
-def wait_for(condition, what, timeout=30.0):
-    give_up = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > give_up:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.05)
-
-
-class HostileClientTest(unittest.TestCase):
-
-    def setUp(self):
-        self.replica = Replica("r")
-        self.sidecars = []
-
-    def tearDown(self):
-        for sidecar in self.sidecars:
-            code = sidecar.close()
-            self.assertEqual(code, 0, "".join(sidecar.log))
-        self.replica.close()
-
-    def start(self, *flags, preexec_fn=None):
-        sidecar = Sidecar([self.replica.url], ["--timeout=5s"] + list(flags),
-                          preexec_fn=preexec_fn)
-        self.sidecars.append(sidecar)
-        return sidecar
-
-    def assert_peak_below(self, sidecar, bound):
-        # Under AddressSanitizer freed memory waits in its quarantine and
-        # every byte has shadow memory: RSS says nothing about our bounds
-        # there, so only the plain build checks them.
-        if not SANITIZED:
-            self.assertLess(peak_rss(sidecar), bound)
-
-    def healthz(self, sidecar):
-        try:
-            with urllib.request.urlopen("http://%s/healthz" % sidecar.metrics,
-                                        timeout=10) as answer:
-                return answer.status, answer.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-
-    def try_read(self, sidecar):
-        try:
-            with grpc.insecure_channel(sidecar.target) as channel:
-                return tailgate_pb2_grpc.HedgedReadStub(channel).Read(
-                    tailgate_pb2.ReadRequest(path="/probe"), timeout=3).status
-        except grpc.RpcError as error:
-            return error.code()
-
-    def assert_normal_read_works(self, sidecar):
-        with grpc.insecure_channel(sidecar.target) as channel:
-            response = tailgate_pb2_grpc.HedgedReadStub(channel).Read(
-                tailgate_pb2.ReadRequest(path="/after"), timeout=10)
-        self.assertEqual(response.status, 200)
-        self.assertEqual(response.body, b"r:/after")
-
-    def report(self, attack, sidecar, outcome):
-        # Shown in the test log: the figures docs/RELIABILITY.md quotes.
-        print("attack=%s peak_rss_mib=%.1f outcome=%s" %
-              (attack, peak_rss(sidecar) / MIB, outcome), file=sys.stderr)
-
-    def test_a_length_prefix_of_2_gib_is_cut_off_by_the_memory_quota(self):
-        sidecar = self.start("--max_grpc_memory_bytes=%d" % (16 * MIB))
-        connection = raw_h2.Connection(sidecar.target)
-        stream = connection.start_call()
-        # Announce 2 GiB, then stream 256 MiB of it.
-        connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
-        connection.send(stream, b"\0" * (256 * MIB))
-        status, _, reset = connection.finish(stream)
-        connection.close()
-        # gRPC resets the stream holding the memory (ENHANCE_YOUR_CALM).
-        self.assertEqual(reset, 11, (status, reset))
-        self.assert_peak_below(sidecar, BASELINE + 2 * 16 * MIB)
-        self.report("length_prefix_2GiB", sidecar, "RST_STREAM ENHANCE_YOUR_CALM")
-        self.assert_normal_read_works(sidecar)
+class DoorAttacks:
+    """Attacks on the door under test (sidecar.door), mixed into one
+    HostileTestCase per door below; where the doors' answers differ in
+    wording, each is stated."""
 
     def test_a_request_over_64_kib_is_resource_exhausted(self):
         sidecar = self.start()
-        connection = raw_h2.Connection(sidecar.target)
+        connection = raw_h2.Connection(sidecar.door)
         stream = connection.start_call()
         path = b"/" + b"p" * (100 * 1024)
         message = b"\x0a" + bytes([0x80 | (len(path) & 0x7F),
@@ -159,7 +53,7 @@ class HostileClientTest(unittest.TestCase):
         sidecar = self.start()
         compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip framing
         bomb = compressor.compress(b"\0" * (256 * MIB)) + compressor.flush()
-        connection = raw_h2.Connection(sidecar.target)
+        connection = raw_h2.Connection(sidecar.door)
         stream = connection.start_call([("grpc-encoding", "gzip")])
         connection.send(stream, raw_h2.grpc_frame(bomb, compressed=True),
                         end=True)
@@ -169,6 +63,16 @@ class HostileClientTest(unittest.TestCase):
         self.assertIn("gzip", text)
         self.assert_peak_below(sidecar, BASELINE)  # 256 MiB never built
         self.report("gzip_bomb_256MiB", sidecar, "UNIMPLEMENTED")
+        # The header alone is refused, even over a message that is not
+        # compressed: the client learns to send identity.
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call([("grpc-encoding", "gzip")])
+        connection.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/plain")), end=True)
+        status, text, _ = connection.finish(stream)
+        connection.close()
+        self.assertEqual(status, UNIMPLEMENTED, text)
+        self.assertIn("gzip", text)
         self.assert_normal_read_works(sidecar)
 
     def test_answers_nobody_reads_are_capped_then_dropped(self):
@@ -179,7 +83,7 @@ class HostileClientTest(unittest.TestCase):
                              "--max_buffered_bytes=%d" % cap,
                              "--send_timeout=2s", "--timeout=30s")
         # A client that opens no flow-control window: no answer can leave.
-        connection = raw_h2.Connection(sidecar.target, window=0)
+        connection = raw_h2.Connection(sidecar.door, window=0)
         streams = []
         for _ in range(calls):
             stream = connection.start_call()
@@ -213,12 +117,158 @@ class HostileClientTest(unittest.TestCase):
                                 'reason="send_timeout"'), 4)
         for stream in held_streams:
             status, _, reset = connection.finish(stream)
-            self.assertTrue(reset is not None or status == CANCELLED)
+            if self.DOOR == "read":
+                self.assertEqual(reset, CANCEL, status)
+            else:
+                self.assertTrue(reset is not None or status == CANCELLED)
         connection.close()
         # Two copies of each held answer (message and serialized bytes).
         self.assert_peak_below(sidecar, BASELINE + 2 * cap + 16 * MIB)
         self.report("unread_answers_%dx1MB" % calls, sidecar,
                     "4 held then dropped, %d RESOURCE_EXHAUSTED" % (calls - 4))
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_grpc_timeout_of_a_million_years_is_capped_not_expired(self):
+        # 99 999 999 hours, the largest grpc-timeout there is: past what a
+        # std::chrono time point holds once added to now.
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call([("grpc-timeout", "99999999H")])
+        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/far")),
+                        end=True)
+        status, text, reset = connection.finish(stream)
+        response = connection.responses[stream]["data"]
+        connection.close()
+        self.assertEqual((status, reset), (OK, None), text)
+        message = tailgate_pb2.ReadResponse.FromString(response[5:])
+        self.assertEqual(message.status, 200)
+        self.assertEqual(message.body, b"r:/far")
+
+    def test_a_newline_in_grpc_timeout_cannot_forge_a_log_line(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call(
+            [("grpc-timeout", "1S\nts=2026-01-01T00:00:00Z level=error "
+                              "event=forged")])
+        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/x")),
+                        end=True)
+        status, _, reset = connection.finish(stream)
+        connection.close()
+        self.assert_normal_read_works(sidecar)
+        sidecar.close()
+        if self.DOOR == "grpc":
+            # gRPC logs the value, escaped, and reads without the timeout.
+            self.assertTrue(any("event=library_log" in line and
+                                "forged" in line for line in sidecar.log),
+                            sidecar.log)
+        else:
+            # nghttp2 resets a stream whose header value holds a newline.
+            self.assertTrue(reset is not None or status not in (None, OK),
+                            (status, reset))
+        for line in sidecar.log:
+            self.assertTrue(line.startswith("ts="), line)
+            self.assertNotIn("event=forged", line.split("message=")[0])
+
+    def test_a_path_that_is_not_utf8_does_not_flood_the_log(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        for _ in range(100):
+            stream = connection.start_call()
+            connection.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/\xff")), end=True)
+            status, _, _ = connection.finish(stream)
+            self.assertNotEqual(status, OK)
+        connection.close()
+        self.assert_normal_read_works(sidecar)
+        sidecar.close()
+        library = [line for line in sidecar.log if "event=library_log" in line]
+        self.assertGreater(len(library), 0)
+        self.assertLessEqual(len(library), 20)  # 20 per 10 s, then counted
+
+    def test_descriptors_cannot_run_out_and_liveness_tells_the_truth(self):
+        # 256 descriptors in all (soft = hard, so the sidecar cannot raise
+        # it). The sidecar sets aside what replica connections need and
+        # bounds each read door's connections below the rest (with
+        # --read_listen, --listen and the read door share them).
+        def limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        sidecar = self.start("--max_attempts=16", preexec_fn=limit)
+        limits = next(line for line in sidecar.log
+                      if "event=connection_limits" in line)
+        door_limit = " listen=" if self.DOOR == "grpc" else " read="
+        allowed = int(re.search(door_limit + r"(\d+)", limits).group(1))
+        self.assertGreater(allowed, 16)
+        self.assertLess(allowed, 256)
+        self.assertEqual(self.healthz(sidecar), (200, "ok\n"))
+
+        def connect_all(address, count):
+            host, port = address.rsplit(":", 1)
+            connections = []
+            for _ in range(count):
+                try:
+                    connections.append(
+                        socket.create_connection((host, int(port)), timeout=5))
+                except OSError:
+                    break
+            return connections
+
+        # 300 idle connections to the door: those over the limit are closed
+        # at once by the sidecar (the peer sees end of stream).
+        idle = connect_all(sidecar.door, 300)
+        closed = 0
+        for connection in idle:
+            connection.settimeout(0.5)
+            try:
+                if connection.recv(1) == b"":
+                    closed += 1
+            except (socket.timeout, OSError):
+                pass
+        self.assertGreaterEqual(closed, 300 - allowed)
+        self.assertTrue(any("event=connections_refused" in line and
+                            "listener=%s" % self.DOOR in line
+                            for line in sidecar.log), sidecar.log)
+        # 300 more to the metrics listener, which has no limit of its own:
+        # its accept() runs out of descriptors, and it rests instead of
+        # spinning.
+        idle += connect_all(sidecar.metrics, 300)
+        wait_for(lambda: any("event=accept_failed" in line
+                             for line in sidecar.log), "accept to fail")
+        for connection in idle:
+            connection.close()
+        # Everything serves again, and liveness says so.
+        def agree():
+            status, text = self.healthz(sidecar)
+            read = self.try_read(sidecar)
+            agree.last = (status, text, read)
+            return (status, read) == (200, 200)
+        wait_for(agree, "liveness and a read to succeed again", timeout=20)
+        print("attack=descriptors_256_limit_600_conns door=%s "
+              "read_door_limit=%d closed_at_accept=%d healthz_after=200 "
+              "read_after=200" % (self.DOOR, allowed, closed),
+              file=sys.stderr)
+        # No line per failed accept: the listeners rest and say so once.
+        self.assertLess(len(sidecar.log), 40, "".join(sidecar.log))
+
+
+class HostileClientTest(DoorAttacks, HostileTestCase):
+    """The gRPC server (--listen), and what only gRPC's own HTTP/2 needs
+    bounded: its memory quota."""
+
+    DOOR = "grpc"
+
+    def test_a_length_prefix_of_2_gib_is_cut_off_by_the_memory_quota(self):
+        sidecar = self.start("--max_grpc_memory_bytes=%d" % (16 * MIB))
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call()
+        # Announce 2 GiB, then stream 256 MiB of it.
+        connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
+        connection.send(stream, b"\0" * (256 * MIB))
+        status, _, reset = connection.finish(stream)
+        connection.close()
+        # gRPC resets the stream holding the memory (ENHANCE_YOUR_CALM).
+        self.assertEqual(reset, 11, (status, reset))
+        self.assert_peak_below(sidecar, BASELINE + 2 * 16 * MIB)
+        self.report("length_prefix_2GiB", sidecar, "RST_STREAM ENHANCE_YOUR_CALM")
         self.assert_normal_read_works(sidecar)
 
     def test_every_memory_bound_at_once_stays_under_the_formula(self):
@@ -235,7 +285,7 @@ class HostileClientTest(unittest.TestCase):
         formula = base + quota + attempts * body_limit + 2 * cap
         bound = formula + FORMULA_SLACK
         # Answers nobody reads fill the buffer...
-        stalled = raw_h2.Connection(sidecar.target, window=0)
+        stalled = raw_h2.Connection(sidecar.door, window=0)
         for _ in range(12):
             stream = stalled.start_call()
             stalled.send(stream, raw_h2.grpc_frame(
@@ -243,7 +293,7 @@ class HostileClientTest(unittest.TestCase):
         wait_for(lambda: metric(sidecar, "tailgate_buffered_response_bytes")
                  >= 3 * 1000 * 1000, "answers to be held")
         # ...while another client pushes gRPC's memory to its quota.
-        flood = raw_h2.Connection(sidecar.target)
+        flood = raw_h2.Connection(sidecar.door)
         stream = flood.start_call()
         flood.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
         flood.send(stream, b"\0" * (128 * MIB))
@@ -260,116 +310,11 @@ class HostileClientTest(unittest.TestCase):
             self.assertGreater(peak, base + cap)  # the bounds were reached
         self.assert_normal_read_works(sidecar)
 
-    def test_a_grpc_timeout_of_a_million_years_is_capped_not_expired(self):
-        # 99 999 999 hours, the largest grpc-timeout there is: past what a
-        # std::chrono time point holds once added to now.
-        sidecar = self.start()
-        connection = raw_h2.Connection(sidecar.target)
-        stream = connection.start_call([("grpc-timeout", "99999999H")])
-        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/far")),
-                        end=True)
-        status, text, reset = connection.finish(stream)
-        response = connection.responses[stream]["data"]
-        connection.close()
-        self.assertEqual((status, reset), (OK, None), text)
-        message = tailgate_pb2.ReadResponse.FromString(response[5:])
-        self.assertEqual(message.status, 200)
-        self.assertEqual(message.body, b"r:/far")
 
-    def test_a_newline_in_grpc_timeout_cannot_forge_a_log_line(self):
-        sidecar = self.start()
-        connection = raw_h2.Connection(sidecar.target)
-        stream = connection.start_call(
-            [("grpc-timeout", "1S\nts=2026-01-01T00:00:00Z level=error "
-                              "event=forged")])
-        connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(b"/x")),
-                        end=True)
-        connection.finish(stream)
-        connection.close()
-        self.assert_normal_read_works(sidecar)
-        sidecar.close()
-        self.assertTrue(any("event=library_log" in line and "forged" in line
-                            for line in sidecar.log), sidecar.log)
-        for line in sidecar.log:
-            self.assertTrue(line.startswith("ts="), line)
-            self.assertNotIn("event=forged", line.split("message=")[0])
+class ReadDoorAttacksTest(DoorAttacks, HostileTestCase):
+    """The read door (--read_listen), which speaks HTTP/2 itself."""
 
-    def test_a_path_that_is_not_utf8_does_not_flood_the_log(self):
-        sidecar = self.start()
-        connection = raw_h2.Connection(sidecar.target)
-        for _ in range(100):
-            stream = connection.start_call()
-            connection.send(stream, raw_h2.grpc_frame(
-                raw_h2.read_request(b"/\xff")), end=True)
-            status, _, _ = connection.finish(stream)
-            self.assertNotEqual(status, OK)
-        connection.close()
-        self.assert_normal_read_works(sidecar)
-        sidecar.close()
-        library = [line for line in sidecar.log if "event=library_log" in line]
-        self.assertGreater(len(library), 0)
-        self.assertLessEqual(len(library), 20)  # 20 per 10 s, then counted
-
-
-    def test_descriptors_cannot_run_out_and_liveness_tells_the_truth(self):
-        # 256 descriptors in all (soft = hard, so the sidecar cannot raise
-        # it). The sidecar sets aside what replica connections need and
-        # bounds the read door's connections below the rest.
-        def limit():
-            resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        sidecar = self.start("--max_attempts=16", preexec_fn=limit)
-        limits = next(line for line in sidecar.log
-                      if "event=connection_limits" in line)
-        allowed = int(re.search(r" listen=(\d+)", limits).group(1))
-        self.assertGreater(allowed, 16)
-        self.assertLess(allowed, 256)
-        self.assertEqual(self.healthz(sidecar), (200, "ok\n"))
-
-        def connect_all(address, count):
-            host, port = address.rsplit(":", 1)
-            connections = []
-            for _ in range(count):
-                try:
-                    connections.append(
-                        socket.create_connection((host, int(port)), timeout=5))
-                except OSError:
-                    break
-            return connections
-
-        # 300 idle connections to the read door: those over the limit are
-        # closed at once by the sidecar (the peer sees end of stream).
-        idle = connect_all(sidecar.target, 300)
-        closed = 0
-        for connection in idle:
-            connection.settimeout(0.5)
-            try:
-                if connection.recv(1) == b"":
-                    closed += 1
-            except (socket.timeout, OSError):
-                pass
-        self.assertGreaterEqual(closed, 300 - allowed)
-        self.assertTrue(any("event=connections_refused" in line
-                            for line in sidecar.log))
-        # 300 more to the metrics listener, which has no limit of its own:
-        # its accept() runs out of descriptors, and it rests instead of
-        # spinning.
-        idle += connect_all(sidecar.metrics, 300)
-        wait_for(lambda: any("event=accept_failed" in line
-                             for line in sidecar.log), "accept to fail")
-        for connection in idle:
-            connection.close()
-        # Everything serves again, and liveness says so.
-        def agree():
-            status, text = self.healthz(sidecar)
-            read = self.try_read(sidecar)
-            agree.last = (status, text, read)
-            return (status, read) == (200, 200)
-        wait_for(agree, "liveness and a read to succeed again", timeout=20)
-        print("attack=descriptors_256_limit_600_conns read_door_limit=%d "
-              "closed_at_accept=%d healthz_after=200 read_after=200" %
-              (allowed, closed), file=sys.stderr)
-        # No line per failed accept: the listeners rest and say so once.
-        self.assertLess(len(sidecar.log), 40, "".join(sidecar.log))
+    DOOR = "read"
 
 
 if __name__ == "__main__":

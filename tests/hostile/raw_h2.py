@@ -33,10 +33,22 @@ class Connection:
     """One client connection to host:port. Header validation is off on
     purpose: the point is to send what a library would refuse to."""
 
-    def __init__(self, address, window=65535, timeout=10.0):
+    def __init__(self, address, window=65535, timeout=10.0,
+                 connection_window=None, receive_buffer=None):
+        """`window`: each stream's flow-control window; `connection_window`:
+        the connection's, if not the initial 65535; `receive_buffer`: the
+        socket's SO_RCVBUF, set before connecting (so that a client that
+        does not read soon stops taking bytes)."""
         host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)),
-                                             timeout=timeout)
+        if receive_buffer is None:
+            self.sock = socket.create_connection((host, int(port)),
+                                                 timeout=timeout)
+        else:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
+                                 receive_buffer)
+            self.sock.settimeout(timeout)
+            self.sock.connect((host, int(port)))
         config = h2.config.H2Configuration(
             client_side=True, header_encoding=None,
             validate_outbound_headers=False,
@@ -47,6 +59,8 @@ class Connection:
             client=True, initial_values={
                 h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window})
         self.h2.initiate_connection()
+        if connection_window is not None:
+            self.h2.increment_flow_control_window(connection_window - 65535)
         self.flush()
         self.responses = {}  # stream id -> dict(headers, data, trailers, reset)
 
@@ -89,6 +103,11 @@ class Connection:
             self.h2.end_stream(stream)
             self.flush()
         return True
+
+    def reset(self, stream, error_code=8):
+        """Sends RST_STREAM (CANCEL unless told) for `stream`."""
+        self.h2.reset_stream(stream, error_code)
+        self.flush()
 
     def pump(self, stream=None):
         """Reads once from the socket and handles events. False when the

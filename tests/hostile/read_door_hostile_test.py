@@ -1,0 +1,254 @@
+"""Hostile clients against the read door (--read_listen), which speaks
+HTTP/2 itself (nghttp2): the limits server/read_door/read_door.h promises,
+each checked with raw frames (raw_h2) against the real sidecar. The attacks
+both doors share are in hostile_clients_test.py.
+"""
+
+import re
+import socket
+import time
+import unittest
+
+from proto.tailgate.v1 import tailgate_pb2
+from tests.hostile import raw_h2
+from tests.hostile.hostile_support import (
+    BASELINE, CANCEL, MIB, OK, REFUSED_STREAM, RESOURCE_EXHAUSTED,
+    HostileTestCase, metric, stats, wait_for)
+
+# The read door's handshake timeout (ReadDoorOptions; no flag sets it).
+HANDSHAKE_TIMEOUT = 10.0
+
+
+def read_until_closed(sock):
+    """What `sock` receives until the peer closes it (EOF or reset); raises
+    socket.timeout if it stays open past the socket's timeout."""
+    received = b""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except ConnectionResetError:
+            return received
+        if not data:
+            return received
+        received += data
+
+
+def call(connection, path):
+    """One Read on `connection`: (grpc-status, message, reset)."""
+    stream = connection.start_call()
+    connection.send(stream, raw_h2.grpc_frame(raw_h2.read_request(path)),
+                    end=True)
+    return connection.finish(stream)
+
+
+def largest_send_buffer():
+    """The most a socket's send buffer grows to (tcp_wmem's maximum)."""
+    with open("/proc/sys/net/ipv4/tcp_wmem") as wmem:
+        return int(wmem.read().split()[2])
+
+
+class ReadDoorHostileClientTest(HostileTestCase):
+
+    DOOR = "read"
+
+    def dropped(self, sidecar):
+        return metric(sidecar, "tailgate_responses_dropped_total",
+                      'reason="send_timeout"')
+
+    def test_a_client_that_never_sends_its_preface_is_closed(self):
+        sidecar = self.start()
+        host, port = sidecar.door.rsplit(":", 1)
+        start = time.monotonic()
+        silent = socket.create_connection((host, int(port)), timeout=30)
+        partial = socket.create_connection((host, int(port)), timeout=30)
+        partial.sendall(b"PRI * HTTP/2.0\r\n")  # half of the preface
+        # A client that sends its preface and SETTINGS, then waits.
+        spoke = raw_h2.Connection(sidecar.door)
+        for client in (silent, partial):
+            received = read_until_closed(client)
+            closed_after = time.monotonic() - start
+            client.close()
+            # At the handshake timeout, not at once...
+            self.assertGreaterEqual(closed_after, HANDSHAKE_TIMEOUT - 0.5)
+            self.assertLess(closed_after, HANDSHAKE_TIMEOUT + 10)
+            # ...having been sent nothing but the door's SETTINGS.
+            self.assertGreater(len(received), 9)
+            self.assertEqual(received[3], 0x4, received)
+        # The client that spoke is served after the same wait.
+        status, text, _ = call(spoke, b"/spoke")
+        spoke.close()
+        self.assertEqual(status, OK, text)
+
+    def test_an_answer_behind_a_shut_window_is_reset_at_the_send_timeout(self):
+        sidecar = self.start("--send_timeout=300ms", "--timeout=30s")
+        # Streams start with no flow-control window: no DATA can leave.
+        connection = raw_h2.Connection(sidecar.door, window=0)
+        stream = connection.start_call()
+        connection.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/bytes/100000")), end=True)
+        asked = time.monotonic()
+        status, text, reset = connection.finish(stream)
+        took = time.monotonic() - asked
+        # The answer began (its headers need no window), then was reset.
+        self.assertEqual(reset, CANCEL, (status, text))
+        response = connection.responses[stream]
+        self.assertEqual(response["headers"][b":status"], b"200")
+        self.assertEqual(response["data"], b"")
+        self.assertGreaterEqual(took, 0.3)
+        self.assertLess(took, 5.0)
+        wait_for(lambda: self.dropped(sidecar) == 1, "one dropped answer")
+        self.assertEqual(metric(sidecar, "tailgate_buffered_response_bytes"), 0)
+        after = stats(sidecar)
+        self.assertEqual((after.requests, after.in_flight, after.cancelled),
+                         (1, 0, 0))
+        # The connection goes on: with a window, the next answer arrives.
+        stream = connection.start_call()
+        connection.h2.increment_flow_control_window(200000, stream_id=stream)
+        connection.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/bytes/1000")), end=True)
+        status, text, reset = connection.finish(stream)
+        self.assertEqual((status, reset), (OK, None), text)
+        message = tailgate_pb2.ReadResponse.FromString(
+            connection.responses[stream]["data"][5:])
+        self.assertEqual(message.body, b"b" * 1000)
+        connection.close()
+        self.assertEqual(self.dropped(sidecar), 1)
+
+    def test_a_socket_nobody_reads_is_closed_and_its_answer_released(self):
+        # An answer larger than the kernel can buffer for the client, who
+        # opens every window but never reads its socket: the door's output
+        # stops, not even a RST_STREAM can reach the client, and the
+        # answer's bytes must not stay held against --max_buffered_bytes.
+        answer = largest_send_buffer() + 4 * MIB
+        limit = answer + MIB
+        sidecar = self.start("--send_timeout=300ms", "--timeout=30s",
+                             "--max_response_bytes=%d" % limit,
+                             "--max_buffered_bytes=%d" % limit)
+        stalled = raw_h2.Connection(sidecar.door, window=2**31 - 1,
+                                    connection_window=2**31 - 1,
+                                    receive_buffer=4096)
+        stream = stalled.start_call()
+        stalled.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/bytes/%d" % answer)), end=True)
+        wait_for(lambda: self.dropped(sidecar) == 1, "the answer to be dropped")
+        wait_for(lambda: metric(sidecar, "tailgate_buffered_response_bytes")
+                 == 0, "the dropped answer's bytes to be released")
+        # The door closed the connection: the client finds what the kernel
+        # held for it, then the end.
+        received = read_until_closed(stalled.sock)
+        stalled.sock.close()
+        self.assertLess(len(received), answer)
+        self.assertEqual(self.dropped(sidecar), 1)  # counted once
+        self.assertEqual(stats(sidecar).in_flight, 0)
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_stream_reset_or_a_closed_connection_cancels_the_read(self):
+        sidecar = self.start("--timeout=30s")
+        # /stall answers after 3 s; both reads are cancelled long before.
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call()
+        connection.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/stall")), end=True)
+        wait_for(lambda: stats(sidecar).in_flight == 1, "the read to start")
+        connection.reset(stream)  # RST_STREAM CANCEL
+        wait_for(lambda: stats(sidecar).cancelled == 1, "a cancelled read")
+        self.assertEqual(stats(sidecar).in_flight, 0)
+        # The connection goes on serving.
+        status, text, _ = call(connection, b"/next")
+        self.assertEqual(status, OK, text)
+        connection.close()
+
+        leaving = raw_h2.Connection(sidecar.door)
+        stream = leaving.start_call()
+        leaving.send(stream, raw_h2.grpc_frame(
+            raw_h2.read_request(b"/stall")), end=True)
+        wait_for(lambda: stats(sidecar).in_flight == 1, "the read to start")
+        leaving.sock.close()  # no GOAWAY, no RST_STREAM: just gone
+        wait_for(lambda: stats(sidecar).cancelled == 2, "a second cancel")
+        after = stats(sidecar)
+        self.assertEqual((after.in_flight, after.timeouts), (0, 0))
+
+    def test_connections_beyond_the_limit_are_closed(self):
+        # --max_connections bounds --listen and the read door each.
+        sidecar = self.start("--max_connections=2")
+        limits = next(line for line in sidecar.log
+                      if "event=connection_limits" in line)
+        self.assertEqual(re.search(r" read=(\d+)", limits).group(1), "2")
+        first = raw_h2.Connection(sidecar.door)
+        second = raw_h2.Connection(sidecar.door)
+        for connection in (first, second):
+            status, text, _ = call(connection, b"/in")
+            self.assertEqual(status, OK, text)
+        host, port = sidecar.door.rsplit(":", 1)
+        third = socket.create_connection((host, int(port)), timeout=10)
+        # The kernel accepts; the door closes it before a byte of HTTP/2.
+        self.assertEqual(read_until_closed(third), b"")
+        third.close()
+        # The two within the limit are still served.
+        status, text, _ = call(first, b"/still")
+        self.assertEqual(status, OK, text)
+        # Once one closes, a new connection is served: the door sees the
+        # close asynchronously, so each try is a new connection.
+        second.close()
+
+        def served():
+            try:
+                connection = raw_h2.Connection(sidecar.door, timeout=2)
+                status, _, _ = call(connection, b"/next")
+                connection.close()
+                return status == OK
+            except OSError:
+                return False
+        wait_for(served, "a connection to be served again")
+        first.close()
+
+    def test_streams_beyond_max_concurrent_streams_are_refused(self):
+        sidecar = self.start("--max_streams_per_connection=2", "--timeout=30s")
+        connection = raw_h2.Connection(sidecar.door)
+        # Three streams at once, sent before the door's SETTINGS is read
+        # (a client that ignores MAX_CONCURRENT_STREAMS).
+        streams = []
+        for _ in range(3):
+            stream = connection.start_call()
+            connection.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/stall")), end=True)
+            streams.append(stream)
+        status, _, reset = connection.finish(streams[2])
+        self.assertEqual((status, reset), (None, REFUSED_STREAM))
+        for stream in streams[:2]:
+            status, text, reset = connection.finish(stream)
+            self.assertEqual((status, reset), (OK, None), text)
+        connection.close()
+        self.assertEqual(stats(sidecar).requests, 2)
+
+    def test_endless_continuation_frames_are_cut_off(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        sent = raw_h2.continuation_flood(connection, 256 * MIB)
+        connection.close()
+        # The header is refused (nghttp2 bounds a header field, the door
+        # the whole list) long before 256 MiB have been taken.
+        self.assertLess(sent, 16 * MIB)
+        self.assert_peak_below(sidecar, BASELINE)
+        self.report("continuation_flood_256MiB", sidecar,
+                    "closed after %d KiB" % (sent // 1024))
+        self.assert_normal_read_works(sidecar)
+
+    def test_a_length_prefix_of_2_gib_is_refused_without_buffering_it(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call()
+        # Announce 2 GiB, send 64 MiB of it and end the request.
+        connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
+        connection.send(stream, b"\0" * (64 * MIB), end=True)
+        status, text, _ = connection.finish(stream)
+        connection.close()
+        self.assertEqual(status, RESOURCE_EXHAUSTED, text)
+        self.assertIn("65536", text)
+        self.assert_peak_below(sidecar, BASELINE)  # nothing past 64 KiB kept
+        self.report("length_prefix_2GiB", sidecar, "RESOURCE_EXHAUSTED")
+        self.assert_normal_read_works(sidecar)
+
+
+if __name__ == "__main__":
+    unittest.main()
