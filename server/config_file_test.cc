@@ -375,5 +375,30 @@ TEST(ConfigFileTest, UpstreamLimitsAndDiscoveryFieldsAreRead) {
   EXPECT_EQ(a.max_requests, 8);
 }
 
+// The read door's listener, like the other listeners: the file's field is
+// the flag, a flag on the command line beats it, and a clash names its
+// place in the file.
+TEST(ConfigFileTest, ReadListenIsTheReadDoorsAddress) {
+  constexpr char kUpstream[] = "upstreams { replicas: \"http://h:1\" }\n";
+  absl::StatusOr<ServerConfig> config =
+      Load(std::string("read_listen: \"127.0.0.1:7443\"\n") + kUpstream);
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(config->read_listen.has_value());
+  EXPECT_EQ(config->read_listen->ToString(), "127.0.0.1:7443");
+
+  RawFlags flags;
+  flags.read_listen = "unix:/run/tailgate/read.sock";
+  config = Load(std::string("read_listen: \"127.0.0.1:7443\"\n") + kUpstream,
+                flags, Given({"read_listen"}));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->read_listen->ToString(), "unix:/run/tailgate/read.sock");
+
+  EXPECT_EQ(ErrorOf(std::string("listen: \"127.0.0.1:7080\"\n"
+                                "read_listen: \"127.0.0.1:7080\"\n") +
+                    kUpstream),
+            "sidecar.textproto:2:1: read_listen: same address as --listen "
+            "(127.0.0.1:7080)");
+}
+
 }  // namespace
 }  // namespace tailgate::server

@@ -566,3 +566,55 @@ TEST(ServerConfigTest, HttpDoorFlags) {
 
 }  // namespace
 }  // namespace tailgate::server
+
+namespace tailgate::server {
+namespace {
+
+TEST(ServerConfigTest, ReadDoorFlags) {
+  absl::StatusOr<ServerConfig> off = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->read_listen.has_value());
+
+  RawFlags flags = Valid();
+  flags.read_listen = "unix:/run/tailgate/read.sock";
+  absl::StatusOr<ServerConfig> on = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(on.ok()) << on.status();
+  ASSERT_TRUE(on->read_listen.has_value());
+  EXPECT_EQ(on->read_listen->ToString(), "unix:/run/tailgate/read.sock");
+  flags.read_listen = "[::1]:7443";
+  on = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_EQ(on->read_listen->ToString(), "[::1]:7443");
+
+  // Distinct from every other listener, the error naming the flag.
+  flags = Valid();
+  flags.read_listen = "127.0.0.1:8080";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: same address as --listen (127.0.0.1:8080)");
+  flags.read_listen = "127.0.0.1:9090";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: same address as --admin (127.0.0.1:9090)");
+  flags.read_listen = "127.0.0.1:9464";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: same address as --metrics_listen (127.0.0.1:9464)");
+  flags.http_listen = flags.read_listen = "127.0.0.1:7000";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: same address as --http_listen (127.0.0.1:7000)");
+  flags = Valid();
+  flags.listen = flags.read_listen = "unix:/run/tailgate/grpc.sock";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: same address as --listen "
+            "(unix:/run/tailgate/grpc.sock)");
+  // Port 0 twice is two ports.
+  flags = Valid();
+  flags.listen = flags.read_listen = flags.http_listen = "127.0.0.1:0";
+  EXPECT_TRUE(ConfigFromRawFlags(flags).ok());
+
+  flags = Valid();
+  flags.read_listen = "127.0.0.1:65536";
+  EXPECT_EQ(ErrorOf(flags),
+            "--read_listen: port must be in [0, 65535], got \"65536\"");
+}
+
+}  // namespace
+}  // namespace tailgate::server
