@@ -12,7 +12,8 @@ import unittest
 from proto.tailgate.v1 import tailgate_pb2
 from tests.hostile import raw_h2
 from tests.hostile.hostile_support import (
-    BASELINE, CANCEL, MIB, OK, REFUSED_STREAM, RESOURCE_EXHAUSTED,
+    BASELINE, CANCEL, INVALID_ARGUMENT, MIB, OK, REFUSED_STREAM,
+    RESOURCE_EXHAUSTED,
     HostileTestCase, metric, stats, wait_for)
 
 # The read door's handshake timeout (ReadDoorOptions; no flag sets it).
@@ -247,6 +248,36 @@ class ReadDoorHostileClientTest(HostileTestCase):
         self.assertIn("65536", text)
         self.assert_peak_below(sidecar, BASELINE)  # nothing past 64 KiB kept
         self.report("length_prefix_2GiB", sidecar, "RESOURCE_EXHAUSTED")
+        self.assert_normal_read_works(sidecar)
+
+    def test_request_bytes_over_every_stream_are_bounded(self):
+        # 1 MiB for the door's requests: each stream below announces a
+        # 65000-byte message and sends 60000 bytes of it, counted with 1 KiB
+        # for its call. 17 fit (1 037 408 bytes); the 18th's first 16 KiB
+        # would pass the bound.
+        sidecar = self.start("--max_grpc_memory_bytes=1048576",
+                             "--max_streams_per_connection=64")
+        connection = raw_h2.Connection(sidecar.door)
+        part = raw_h2.grpc_frame(b"", declared_length=65000) + b"\0" * 59995
+        streams = []
+        for _ in range(17):
+            stream = connection.start_call()
+            self.assertTrue(connection.send(stream, part))
+            streams.append(stream)
+        # Answered as soon as it is refused (the send may stop there).
+        streams.append(connection.start_call())
+        connection.send(streams[17], part)
+        status, text, _ = connection.finish(streams[17])
+        self.assertEqual(status, RESOURCE_EXHAUSTED, text)
+        self.assertIn("--max_grpc_memory_bytes", text)
+        # The first 17 are still held, not refused: the first one's message,
+        # completed, is answered as a message (zeros are no ReadRequest).
+        self.assertFalse(any(connection.ended(s) for s in streams[:17]))
+        self.assertTrue(connection.send(streams[0], b"\0" * 5005, end=True))
+        status, text, _ = connection.finish(streams[0])
+        self.assertEqual(status, INVALID_ARGUMENT, text)
+        connection.close()
+        # Closing gave the bytes back: the door serves again.
         self.assert_normal_read_works(sidecar)
 
 
