@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/http_door/http_door_impl.h"
+#include "server/loop_guest.h"
 #include "server/listen_socket.h"
 
 namespace tailgate::server::http_door {
@@ -35,21 +36,7 @@ constexpr ev_ssize_t kMaxBodyBytes = 4 << 10;
 
 absl::Status HttpDoor::Impl::OnLoop(
     absl::AnyInvocable<absl::Status(event_base*)> step) {
-  hedge::Mutex mu;
-  hedge::CondVar ran_changed;
-  bool ran = false;
-  absl::Status result;
-  absl::Status posted = admission_.engine().RunOnLoop([&](event_base* base) {
-    absl::Status status = step(base);
-    hedge::MutexLock lock(&mu);
-    result = std::move(status);
-    ran = true;
-    ran_changed.SignalAll();
-  });
-  if (!posted.ok()) return posted;
-  hedge::MutexLock lock(&mu);
-  while (!ran) ran_changed.Wait(&mu);
-  return result;
+  return RunOnLoopAndWait(admission_.engine(), std::move(step));
 }
 
 absl::Status HttpDoor::Impl::Bind(event_base* base) {
@@ -118,8 +105,7 @@ HttpDoor::Impl::~Impl() {
     door_thread_.AssertOnOwner();
     FinishTeardown();
   }
-  hedge::MutexLock lock(&torn_down_mu_);
-  while (!torn_down_) torn_down_changed_.Wait(&torn_down_mu_);
+  torn_down_.Wait();
 }
 
 // Reads still in flight (a drain that timed out) are cancelled; once the
@@ -148,9 +134,7 @@ void HttpDoor::Impl::FinishTeardown() {
     }
   }
   connections_.clear();
-  hedge::MutexLock lock(&torn_down_mu_);
-  torn_down_ = true;
-  torn_down_changed_.SignalAll();
+  torn_down_.Release();
 }
 
 absl::StatusOr<std::unique_ptr<HttpDoor>> HttpDoor::Start(

@@ -43,12 +43,12 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "hedge/sync/mutex.h"
 #include "hedge/sync/thread_checker.h"
 #include "server/accept_backoff.h"
 #include "server/http_door/http_door.h"
 #include "server/http_door/http_mapping.h"
 #include "server/listen_address.h"
+#include "server/loop_guest.h"
 #include "server/read_admission.h"
 
 namespace tailgate::server::http_door {
@@ -189,9 +189,7 @@ class HttpDoor::Impl {
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.
-  hedge::Mutex torn_down_mu_;
-  hedge::CondVar torn_down_changed_;
-  bool torn_down_ ABSL_GUARDED_BY(torn_down_mu_) = false;
+  TeardownLatch torn_down_;
 };
 
 }  // namespace tailgate::server::http_door

@@ -15,26 +15,13 @@
 #include "absl/status/status.h"
 #include "server/listen_socket.h"
 #include "server/read_door/read_door_impl.h"
+#include "server/loop_guest.h"
 
 namespace tailgate::server::read_door {
 
 absl::Status ReadDoor::Impl::OnLoop(
     absl::AnyInvocable<absl::Status(event_base*)> step) {
-  hedge::Mutex mu;
-  hedge::CondVar ran_changed;
-  bool ran = false;
-  absl::Status result;
-  absl::Status posted = admission_.engine().RunOnLoop([&](event_base* base) {
-    absl::Status status = step(base);
-    hedge::MutexLock lock(&mu);
-    result = std::move(status);
-    ran = true;
-    ran_changed.SignalAll();
-  });
-  if (!posted.ok()) return posted;
-  hedge::MutexLock lock(&mu);
-  while (!ran) ran_changed.Wait(&mu);
-  return result;
+  return RunOnLoopAndWait(admission_.engine(), std::move(step));
 }
 
 absl::Status ReadDoor::Impl::Bind(event_base* base) {
@@ -91,8 +78,7 @@ ReadDoor::Impl::~Impl() {
     door_thread_.AssertOnOwner();
     FinishTeardown();
   }
-  hedge::MutexLock lock(&torn_down_mu_);
-  while (!torn_down_) torn_down_changed_.Wait(&torn_down_mu_);
+  torn_down_.Wait();
 }
 
 // No new connection from here on. Reads still in flight (a drain that timed
@@ -134,9 +120,7 @@ void ReadDoor::Impl::FinishTeardown() {
   if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
   session_options_ = nullptr;
   callbacks_ = nullptr;
-  hedge::MutexLock lock(&torn_down_mu_);
-  torn_down_ = true;
-  torn_down_changed_.SignalAll();
+  torn_down_.Release();
 }
 
 absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(

@@ -43,11 +43,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "hedge/sync/mutex.h"
 #include "hedge/sync/thread_checker.h"
 #include "hedge/transport/engine.h"
 #include "server/accept_backoff.h"
 #include "server/listen_address.h"
+#include "server/loop_guest.h"
 #include "server/read_admission.h"
 #include "server/read_door/read_door.h"
 
@@ -214,9 +214,7 @@ class ReadDoor::Impl {
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.
-  hedge::Mutex torn_down_mu_;
-  hedge::CondVar torn_down_changed_;
-  bool torn_down_ ABSL_GUARDED_BY(torn_down_mu_) = false;
+  TeardownLatch torn_down_;
 };
 
 }  // namespace tailgate::server::read_door
