@@ -106,9 +106,9 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
         return absl::UnavailableError(absl::StrCat(
             "the ", ArmName(kind), " did not listen on ", address));
       }
-      arm.url = absl::StrCat("http://", address,
-                             read_door ? "/tailgate.v1.HedgedRead/Read"
-                                       : NginxReplicas::kPath);
+      arm.url = absl::StrCat(
+          "http://", address,
+          read_door ? "/tailgate.v1.HedgedRead/Read" : NginxReplicas::kPath);
       arm.grpc = read_door;
       return arm;
     }

@@ -160,9 +160,8 @@ void PrintSummary(const Results& results, bool with_gateway) {
   for (const auto& [point, by] : results) {
     JsonObject line;
     line.AddString("scenario", "cost").AddString("summary", point);
-    for (ArmKind arm :
-         {ArmKind::kTailgate, ArmKind::kReadDoor, ArmKind::kHttpDoor,
-          ArmKind::kGateway}) {
+    for (ArmKind arm : {ArmKind::kTailgate, ArmKind::kReadDoor,
+                        ArmKind::kHttpDoor, ArmKind::kGateway}) {
       if (!by.count(arm)) continue;
       std::vector<double> cpu, rss_end, rss_quiet;
       for (const auto& [round, f] : by.at(arm)) {

@@ -58,9 +58,9 @@ SidecarSetup SetupFor(const ExperimentConfig& config, std::string binary,
         absl::StrCat("--cpus=", server::FormatCpuList(config.sidecar_cpus)));
   }
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-  return SidecarSetup{std::move(binary), std::move(backends), std::move(flags),
-                      config.warmup, config.sidecar_transport,
-                      config.sidecar_door};
+  return SidecarSetup{std::move(binary),        std::move(backends),
+                      std::move(flags),         config.warmup,
+                      config.sidecar_transport, config.sidecar_door};
 }
 
 SidecarSession::~SidecarSession() {
@@ -83,9 +83,8 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
     if (!path.ok()) return path.status();
     socket_path = *std::move(path);
     // After the loopback default, which it overrides (the last one wins).
-    flags.push_back(
-        absl::StrCat(read_door ? "--read_listen" : "--listen", "=unix:",
-                     socket_path));
+    flags.push_back(absl::StrCat(read_door ? "--read_listen" : "--listen",
+                                 "=unix:", socket_path));
   } else if (read_door) {
     flags.push_back("--read_listen=127.0.0.1:0");
   }
@@ -98,8 +97,7 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   if (!process.ok()) return process.status();
   std::string read_address = (*process)->grpc_address();
   if (read_door) {
-    absl::StatusOr<std::string> address =
-        (*process)->ListeningAddress("read");
+    absl::StatusOr<std::string> address = (*process)->ListeningAddress("read");
     if (!address.ok()) return address.status();
     read_address = *std::move(address);
   }
@@ -119,10 +117,9 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
       progress);
   if (!warm.ok()) return warm.status();
   std::move(remove_socket).Cancel();
-  return std::unique_ptr<SidecarSession>(
-      new SidecarSession(std::move(socket_path), std::move(read_address),
-                         *std::move(process),
-                         *std::move(client), *std::move(admin)));
+  return std::unique_ptr<SidecarSession>(new SidecarSession(
+      std::move(socket_path), std::move(read_address), *std::move(process),
+      *std::move(client), *std::move(admin)));
 }
 
 absl::StatusOr<std::unique_ptr<Client>> SidecarSession::ConnectOwnClient()

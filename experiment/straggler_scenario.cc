@@ -144,10 +144,8 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
     std::string transport;  // as connected to, not as asked for
     absl::StatusOr<SidecarStats> metrics = MeasureOnFreshSidecar(
         setup, policy, [&](SidecarSession& session) -> absl::Status {
-          transport =
-              absl::StartsWith(session.read_address(), "unix:")
-                  ? "unix"
-                  : "tcp";
+          transport = absl::StartsWith(session.read_address(), "unix:") ? "unix"
+                                                                        : "tcp";
           return MeasureInChunks(config,
                                  absl::StrCat(scenario, " ", policy.mode),
                                  session, run);

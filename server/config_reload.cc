@@ -111,10 +111,10 @@ std::vector<std::string> ConfigReloader::NeedsRestart(
                                next.http_listen.has_value() ||
                            (running.http_listen.has_value() &&
                             !(*running.http_listen == *next.http_listen)));
-  check("read_listen", running.read_listen.has_value() !=
-                               next.read_listen.has_value() ||
-                           (running.read_listen.has_value() &&
-                            !(*running.read_listen == *next.read_listen)));
+  check("read_listen",
+        running.read_listen.has_value() != next.read_listen.has_value() ||
+            (running.read_listen.has_value() &&
+             !(*running.read_listen == *next.read_listen)));
   check("timeout", running.engine.timeout != next.engine.timeout);
   check("max_requests", running.engine.admission.max_requests !=
                             next.engine.admission.max_requests);

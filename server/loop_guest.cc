@@ -5,8 +5,7 @@
 namespace tailgate::server {
 
 absl::Status RunOnLoopAndWait(
-    hedge::Engine& engine,
-    absl::AnyInvocable<absl::Status(event_base*)> step) {
+    hedge::Engine& engine, absl::AnyInvocable<absl::Status(event_base*)> step) {
   hedge::Mutex mu;
   hedge::CondVar ran_changed;
   bool ran = false;

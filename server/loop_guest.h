@@ -29,8 +29,7 @@ namespace tailgate::server {
 // waits for its status; FAILED_PRECONDITION (and `step` never runs) if the
 // loop is not running.
 absl::Status RunOnLoopAndWait(
-    hedge::Engine& engine,
-    absl::AnyInvocable<absl::Status(event_base*)> step);
+    hedge::Engine& engine, absl::AnyInvocable<absl::Status(event_base*)> step);
 
 class TeardownLatch {
  public:

@@ -51,13 +51,13 @@
 #include "server/file_limit.h"
 #include "server/grpc_server.h"
 #include "server/http_door/http_door.h"
-#include "server/read_door/read_door.h"
 #include "server/http_endpoints.h"
 #include "server/idle_trim.h"
 #include "server/library_logs.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/read_admission.h"
+#include "server/read_door/read_door.h"
 #include "server/read_service.h"
 #include "server/rejections.h"
 #include "server/response_memory.h"
@@ -189,12 +189,12 @@ ConnectionLimits SplitDescriptors(const ServerConfig& config,
                           1, config.http_max_connections))
                     : 0;
   // With the read door, --listen and the door share what is left.
-  const int64_t grpc_left =
-      config.read_listen.has_value() ? (left - limits.http) / 2
-                                     : left - limits.http;
-  limits.listen = static_cast<int>(std::clamp<int64_t>(
-      std::min<int64_t>(config.max_connections, grpc_left), 1,
-      config.max_connections));
+  const int64_t grpc_left = config.read_listen.has_value()
+                                ? (left - limits.http) / 2
+                                : left - limits.http;
+  limits.listen = static_cast<int>(
+      std::clamp<int64_t>(std::min<int64_t>(config.max_connections, grpc_left),
+                          1, config.max_connections));
   limits.read = config.read_listen.has_value() ? limits.listen : 0;
   return limits;
 }

@@ -22,7 +22,8 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "listeners, global limits and named upstreams, each with its own "
           "replicas and policy. These flags, when given on the command "
           "line, override the file's values: --listen, --admin, "
-          "--metrics_listen, --http_listen, --read_listen, --timeout, --max_requests, "
+          "--metrics_listen, --http_listen, --read_listen, --timeout, "
+          "--max_requests, "
           "--max_attempts, --max_response_bytes, --max_buffered_bytes, "
           "--max_streams_per_connection, --max_grpc_memory_bytes, "
           "--max_connections, --send_timeout, --drain_timeout, "
@@ -552,11 +553,11 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
                   config.listen);
     CheckDistinct(reader, "read_listen", *config.read_listen, "admin",
                   config.admin);
-    CheckDistinct(reader, "read_listen", *config.read_listen,
-                  "metrics_listen", config.metrics_listen);
+    CheckDistinct(reader, "read_listen", *config.read_listen, "metrics_listen",
+                  config.metrics_listen);
     if (config.http_listen.has_value()) {
-      CheckDistinct(reader, "read_listen", *config.read_listen,
-                    "http_listen", *config.http_listen);
+      CheckDistinct(reader, "read_listen", *config.read_listen, "http_listen",
+                    *config.http_listen);
     }
   }
   config.http_max_connections = static_cast<int>(reader.Take(

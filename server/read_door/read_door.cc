@@ -14,8 +14,8 @@
 
 #include "absl/status/status.h"
 #include "server/listen_socket.h"
-#include "server/read_door/read_door_impl.h"
 #include "server/loop_guest.h"
+#include "server/read_door/read_door_impl.h"
 
 namespace tailgate::server::read_door {
 

@@ -180,9 +180,9 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
   }
 }
 
-ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session,
-                                   int32_t stream_id, uint8_t* buffer,
-                                   size_t length, uint32_t* data_flags,
+ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session, int32_t stream_id,
+                                   uint8_t* buffer, size_t length,
+                                   uint32_t* data_flags,
                                    nghttp2_data_source* source,
                                    void*) noexcept {
   auto* call = static_cast<Call*>(source->ptr);
@@ -205,8 +205,7 @@ ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session,
 // stream's flow-control window held shut, or the socket not read) are
 // reset and counted as dropped: their bytes are held against
 // --max_buffered_bytes until then.
-void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short,
-                                   void* arg) noexcept {
+void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();

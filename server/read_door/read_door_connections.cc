@@ -51,8 +51,8 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   auto connection = std::make_unique<Connection>(Connection{self, fd});
   Connection* c = connection.get();
-  c->readable = event_new(self->base_, fd, EV_READ | EV_PERSIST,
-                          &Impl::OnReadable, c);
+  c->readable =
+      event_new(self->base_, fd, EV_READ | EV_PERSIST, &Impl::OnReadable, c);
   c->writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
   c->handshake_timer = evtimer_new(self->base_, &Impl::OnHandshakeTimeout, c);
   c->send_timer = evtimer_new(self->base_, &Impl::OnSendTimeout, c);

@@ -138,11 +138,11 @@ class ReadDoor::Impl {
                             void* user_data) noexcept;
   static int OnHeader(nghttp2_session* session, const nghttp2_frame* frame,
                       const uint8_t* name, size_t name_length,
-                      const uint8_t* value, size_t value_length,
-                      uint8_t flags, void* user_data) noexcept;
+                      const uint8_t* value, size_t value_length, uint8_t flags,
+                      void* user_data) noexcept;
   static int OnDataChunk(nghttp2_session* session, uint8_t flags,
-                         int32_t stream_id, const uint8_t* data,
-                         size_t length, void* user_data) noexcept;
+                         int32_t stream_id, const uint8_t* data, size_t length,
+                         void* user_data) noexcept;
   static int OnFrame(nghttp2_session* session, const nghttp2_frame* frame,
                      void* user_data) noexcept;
   static int OnStreamClose(nghttp2_session* session, int32_t stream_id,
@@ -177,8 +177,7 @@ class ReadDoor::Impl {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The stream has closed (or its connection): cancels a read in flight
   // (unless its deadline is about to end it), else frees the call.
-  void Detach(Call* call)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void Detach(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void Free(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Frees what the call's request message holds, and its count in
   // request_bytes_.

@@ -70,29 +70,27 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
   if (call == nullptr || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-  call->header_bytes += static_cast<int64_t>(name_length + value_length) +
-                        kHeaderFieldOverhead;
+  call->header_bytes +=
+      static_cast<int64_t>(name_length + value_length) + kHeaderFieldOverhead;
   if (call->header_bytes > self->options_.max_header_bytes) {
-    Refuse(call->refusal,
-           absl::ResourceExhaustedError(absl::StrCat(
-               "request metadata larger than ",
-               self->options_.max_header_bytes, " bytes")));
+    Refuse(call->refusal, absl::ResourceExhaustedError(absl::StrCat(
+                              "request metadata larger than ",
+                              self->options_.max_header_bytes, " bytes")));
     return 0;
   }
   const absl::string_view key = View(name, name_length);
   const absl::string_view text = View(value, value_length);
   if (key == ":path") {
     if (text != kReadPath) {
-      Refuse(call->refusal,
-             absl::UnimplementedError(absl::StrCat(
-                 "this port serves ", kReadPath, " only; ", text,
-                 " is not served here")));
+      Refuse(call->refusal, absl::UnimplementedError(absl::StrCat(
+                                "this port serves ", kReadPath, " only; ", text,
+                                " is not served here")));
     }
   } else if (key == ":method") {
     if (text != "POST") {
       call->http_status = 405;
-      Refuse(call->refusal, absl::UnimplementedError(
-                                "gRPC calls are POST requests"));
+      Refuse(call->refusal,
+             absl::UnimplementedError("gRPC calls are POST requests"));
     }
   } else if (key == "content-type") {
     call->grpc_content_type =
@@ -138,10 +136,9 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
       kMessagePrefixBytes +
           static_cast<size_t>(self->options_.max_message_bytes)) {
     self->ReleaseBody(call);
-    Refuse(call->refusal,
-           absl::ResourceExhaustedError(absl::StrCat(
-               "request message larger than ",
-               self->options_.max_message_bytes, " bytes")));
+    Refuse(call->refusal, absl::ResourceExhaustedError(absl::StrCat(
+                              "request message larger than ",
+                              self->options_.max_message_bytes, " bytes")));
     return 0;
   }
   if (self->request_bytes_ + static_cast<int64_t>(length) >
@@ -178,16 +175,14 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
   // A request already refused (its path, metadata or message size) is
   // answered at once, without waiting for the rest of it: nghttp2 then
   // resets the stream (NO_ERROR), which tells the client to stop sending.
-  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 ||
-      !call->refusal.ok()) {
+  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 || !call->refusal.ok()) {
     self->Start(call);
   }
   return 0;
 }
 
 int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
-                                  uint32_t,
-                                  void* user_data) noexcept {
+                                  uint32_t, void* user_data) noexcept {
   auto* connection = static_cast<Connection*>(user_data);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();

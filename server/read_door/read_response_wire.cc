@@ -65,8 +65,7 @@ void PutVarintField(uint32_t field, uint64_t value, std::string* out) {
   PutVarint(value, out);
 }
 
-void PutBytesField(uint32_t field, const std::string& bytes,
-                   std::string* out) {
+void PutBytesField(uint32_t field, const std::string& bytes, std::string* out) {
   if (bytes.empty()) return;
   PutTag(field, kLengthDelimited, out);
   PutVarint(bytes.size(), out);
@@ -89,11 +88,10 @@ void AppendReadResponse(const hedge::EngineResponse& response,
   const size_t latency_size = VarintFieldSize(Signed(latency_seconds)) +
                               VarintFieldSize(Signed(latency_nanos));
   const uint64_t attempts = static_cast<uint32_t>(trace.attempts);
-  const size_t trace_size = VarintFieldSize(attempts) +
-                            VarintFieldSize(trace.hedged ? 1 : 0) +
-                            VarintFieldSize(trace.hedge_won ? 1 : 0) +
-                            BytesFieldSize(trace.replica.size()) +
-                            MessageFieldSize(latency_size);
+  const size_t trace_size =
+      VarintFieldSize(attempts) + VarintFieldSize(trace.hedged ? 1 : 0) +
+      VarintFieldSize(trace.hedge_won ? 1 : 0) +
+      BytesFieldSize(trace.replica.size()) + MessageFieldSize(latency_size);
   size_t size = VarintFieldSize(Signed(response.status)) +
                 BytesFieldSize(response.body.size()) +
                 MessageFieldSize(trace_size);
