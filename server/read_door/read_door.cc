@@ -42,6 +42,10 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
                                                          &OnStreamClose);
   // A server is never pushed to: no reserved streams to keep.
   nghttp2_option_set_max_reserved_remote_streams(session_options_, 0);
+  // Closed streams are freed at once instead of kept for RFC 7540's
+  // priority tree, which the door does not use: kept, they held up to
+  // --max_streams_per_connection stream objects per connection.
+  nghttp2_option_set_no_closed_streams(session_options_, 1);
 
   absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
   if (!fd.ok()) return fd.status();
