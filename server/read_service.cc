@@ -96,8 +96,9 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   // StalledCalls' reaper thread, for an answer not taken in time. The
   // reactor is alive: OnDone unwatches (waiting for this to return) before
   // it deletes.
-  void Cancel() override {
-    calls_.admission.CountDropped(DropReason::kSendTimeout);
+  void Cancel(bool first) override {
+    // The answer is dropped once; a repeated cancel only asks gRPC again.
+    if (first) calls_.admission.CountDropped(DropReason::kSendTimeout);
     context_->TryCancel();
   }
 

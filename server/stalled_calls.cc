@@ -47,26 +47,34 @@ void StalledCalls::Unwatch(uint64_t token) {
 }
 
 int StalledCalls::ReapExpired(absl::Time now) {
-  std::vector<std::pair<uint64_t, StalledCall*>> expired;
+  struct Expired {
+    uint64_t token;
+    StalledCall* call;
+    bool first;
+  };
+  std::vector<Expired> expired;
   {
     hedge::MutexLock lock(&mu_);
     for (auto& [token, entry] : entries_) {
       if (entry.deadline > now) break;
       if (entry.cancelling) continue;
       entry.cancelling = true;
-      expired.emplace_back(token, entry.call);
+      expired.push_back({token, entry.call, !entry.cancelled});
     }
     reaper_ = std::this_thread::get_id();
   }
-  for (const auto& [token, call] : expired) call->Cancel();
+  for (const Expired& one : expired) one.call->Cancel(one.first);
   {
     hedge::MutexLock lock(&mu_);
     reaper_ = std::thread::id();
-    for (const auto& [token, call] : expired) {
-      auto it = entries_.find(token);
-      if (it != entries_.end()) it->second.cancelling = false;
+    for (const Expired& one : expired) {
+      auto it = entries_.find(one.token);
+      if (it != entries_.end()) {
+        it->second.cancelling = false;
+        it->second.cancelled = true;
+      }
+      if (one.first) ++cancelled_;
     }
-    cancelled_ += expired.size();
   }
   changed_.SignalAll();
   return static_cast<int>(expired.size());

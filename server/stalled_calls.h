@@ -4,7 +4,10 @@
 //
 // A reactor calls Watch just before Finish and Unwatch from OnDone. A call
 // still watched `send_timeout` after Watch is cancelled (RST_STREAM): gRPC
-// drops its response and runs OnDone. The reaper thread looks once per
+// drops its response and runs OnDone. A call still watched at a later tick
+// (gRPC has not finished the cancel, e.g. while its connection's output is
+// stuck) is cancelled again, with `first` false, until Unwatch. The
+// reaper thread looks once per
 // `tick` while calls are watched and sleeps while none is, so a call is
 // cancelled between send_timeout and send_timeout + tick after Watch.
 //
@@ -25,11 +28,12 @@
 
 namespace tailgate::server {
 
-// What StalledCalls cancels. Cancel must not block.
+// What StalledCalls cancels. Cancel must not block. `first`: this call's
+// first cancel (count a dropped answer then, not on the repeats).
 class StalledCall {
  public:
   virtual ~StalledCall() = default;
-  virtual void Cancel() = 0;
+  virtual void Cancel(bool first) = 0;
 };
 
 class StalledCalls {
@@ -51,6 +55,7 @@ class StalledCalls {
   // returns how many.
   int ReapExpired(absl::Time now);
 
+  // Calls cancelled at least once (each counted once).
   uint64_t cancelled() const;
   int64_t watched() const;
 
@@ -59,6 +64,7 @@ class StalledCalls {
     absl::Time deadline;
     StalledCall* call;
     bool cancelling = false;
+    bool cancelled = false;  // Cancel has been called at least once
   };
 
   void Run();
