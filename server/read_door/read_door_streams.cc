@@ -39,12 +39,12 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
                                    const nghttp2_frame* frame,
                                    void* user_data) noexcept {
   auto* connection = static_cast<Connection*>(user_data);
-  connection->door->door_thread_.AssertOnOwner();
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
   if (frame->hd.type != NGHTTP2_HEADERS ||
       frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
     return 0;  // trailers of a request: nothing the door uses
   }
-  Impl* self = connection->door;
   if (self->request_bytes_ + kCallBytes > self->options_.max_request_bytes) {
     // No room for one more call: refused before it exists (clients retry
     // REFUSED_STREAM, which did nothing).
