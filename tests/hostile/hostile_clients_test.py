@@ -191,22 +191,16 @@ class DoorAttacks:
         # it). The sidecar sets aside what replica connections need and
         # bounds each read door's connections below the rest (with
         # --read_listen, --listen and the read door share them).
-        # Under UBSan a virtual call's first check of an object's dynamic
-        # type writes its vtable to a pipe; with no descriptor left for the
-        # pipe, UBSan reports a valid object as having an invalid vptr
-        # (seen on whichever virtual call first runs once descriptors are
-        # out). Those reports are suppressed for this sidecar only; every
-        # other check stays on.
-        suppressions = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"),
-                                    "ubsan_vptr_suppressions")
-        with open(suppressions, "w") as out:
-            out.write("vptr_check:*\n")
+        # UBSan checks an object's dynamic type the first time by writing
+        # its vtable to a pipe; once this test has used up the descriptors
+        # there is none for the pipe, and UBSan reports a valid object as
+        # having an invalid vptr (type suppressions cannot match an
+        # unknown type). The plain build runs this test.
+        if "UBSAN_OPTIONS" in os.environ:
+            self.skipTest("UBSan's vptr check needs a free descriptor")
 
         def limit():
             resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-            if "UBSAN_OPTIONS" in os.environ:
-                os.environ["UBSAN_OPTIONS"] += (
-                    ":suppressions=" + suppressions)
         sidecar = self.start("--max_attempts=16", preexec_fn=limit)
         limits = next(line for line in sidecar.log
                       if "event=connection_limits" in line)
@@ -239,9 +233,11 @@ class DoorAttacks:
             except (socket.timeout, OSError):
                 pass
         self.assertGreaterEqual(closed, 300 - allowed)
-        self.assertTrue(any("event=connections_refused" in line and
-                            "listener=%s" % self.DOOR in line
-                            for line in sidecar.log), sidecar.log)
+        # The log is read on another thread: wait for the line.
+        wait_for(lambda: any("event=connections_refused" in line and
+                             "listener=%s" % self.DOOR in line
+                             for line in sidecar.log),
+                 "the refused connections to be logged")
         # 300 more to the metrics listener, which has no limit of its own:
         # its accept() runs out of descriptors, and it rests instead of
         # spinning.
