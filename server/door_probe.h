@@ -1,4 +1,4 @@
-// DoorProbe: whether the gRPC read door can serve, asked the way a client
+// DoorProbe: whether the gRPC door on --listen can serve, asked the way a client
 // would: a new connection to --listen and a grpc.health.v1 Check of the
 // whole server (""), which must answer SERVING within `deadline`. It backs
 // /healthz, so that a sidecar whose door is wedged (for instance, a gRPC

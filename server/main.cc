@@ -136,7 +136,7 @@ void LogStart(Logger& log, const ServerConfig& config) {
   }
 }
 
-// /healthz's probe of the gRPC read door: how long it may take, and how
+// /healthz's probe of the gRPC door on --listen: how long it may take, and how
 // long a result is reused.
 constexpr absl::Duration kDoorProbeDeadline = absl::Seconds(2);
 constexpr absl::Duration kDoorProbeInterval = absl::Seconds(1);
@@ -351,7 +351,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
            {{"service", "admin"}, {"addr", admin->address.ToString()}});
 
   const hedge::Engine& engine_ref = **engine;
-  // Liveness asks the read door itself, over a new connection.
+  // Liveness asks the --listen door itself, over a new connection.
   DoorProbe door_probe(reads->address, kDoorProbeDeadline,
                        kDoorProbeInterval);
   absl::StatusOr<std::unique_ptr<HttpEndpoints>> http = HttpEndpoints::Start(

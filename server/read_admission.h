@@ -1,4 +1,5 @@
-// ReadAdmission: the steps every read door (gRPC HedgedRead, plain HTTP)
+// ReadAdmission: the steps every door (gRPC HedgedRead on --listen or
+// --read_listen, plain HTTP)
 // takes to turn a read descriptor into an engine read, so both doors apply
 // the same hygiene, drain, deadline and rejection accounting:
 //
