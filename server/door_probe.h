@@ -1,6 +1,6 @@
-// DoorProbe: whether the gRPC door on --listen can serve, asked the way a client
-// would: a new connection to --listen and a grpc.health.v1 Check of the
-// whole server (""), which must answer SERVING within `deadline`. It backs
+// DoorProbe: whether the gRPC door on --listen can serve, asked the way a
+// client would: a new connection to --listen and a grpc.health.v1 Check of
+// the whole server (""), which must answer SERVING within `deadline`. It backs
 // /healthz, so that a sidecar whose door is wedged (for instance, a gRPC
 // listener that stopped accepting after running out of descriptors) fails
 // its liveness probe and is restarted, instead of answering "ok" for ever.

@@ -1,7 +1,7 @@
 // ReadAdmission: the steps every door (gRPC HedgedRead on --listen or
-// --read_listen, plain HTTP)
-// takes to turn a read descriptor into an engine read, so both doors apply
-// the same hygiene, drain, deadline and rejection accounting:
+// --read_listen, plain HTTP) takes to turn a read descriptor into an engine
+// read, so all doors apply the same hygiene, drain, deadline and rejection
+// accounting:
 //
 //   1. Admit: validate the descriptor (EngineReadFromRequest; INVALID_ARGUMENT
 //      naming the field, counted as invalid_argument), take a DrainGate slot
