@@ -23,4 +23,19 @@ absl::Status RunOnLoopAndWait(
   return result;
 }
 
+void TearDownFromOutside(hedge::Engine& engine, hedge::ThreadChecker& owner,
+                         absl::AnyInvocable<void()> begin,
+                         absl::AnyInvocable<void()> finish,
+                         TeardownLatch& latch) {
+  const absl::Status posted = RunOnLoopAndWait(engine, [&](event_base*) {
+    begin();
+    return absl::OkStatus();
+  });
+  if (!posted.ok()) {
+    owner.Detach();
+    finish();
+  }
+  latch.Wait();
+}
+
 }  // namespace tailgate::server

@@ -1,7 +1,7 @@
 // What the front doors served on the engine's loop thread (server/http_door,
 // server/read_door) share to start and stop from another thread: running a
-// step there and waiting for it, and the latch a door's destructor waits on
-// until its last teardown step has run on the loop.
+// step there and waiting for it, and the teardown a door's destructor runs
+// there, with the latch it waits on until its last step has run.
 //
 // Example:
 //   absl::Status bound = RunOnLoopAndWait(engine, [&](event_base* base) {
@@ -19,6 +19,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "hedge/sync/mutex.h"
+#include "hedge/sync/thread_checker.h"
 #include "hedge/transport/engine.h"
 
 struct event_base;
@@ -30,6 +31,18 @@ namespace tailgate::server {
 // loop is not running.
 absl::Status RunOnLoopAndWait(
     hedge::Engine& engine, absl::AnyInvocable<absl::Status(event_base*)> step);
+
+class TeardownLatch;
+
+// A loop door's destruction, from the thread that started it: `begin` runs
+// on the loop thread and must lead, there or in a later step, to
+// latch.Release(); if the loop is not running (no callback can come any
+// more), this thread takes `owner` over and runs `finish` instead. Returns
+// once the latch is released.
+void TearDownFromOutside(hedge::Engine& engine, hedge::ThreadChecker& owner,
+                         absl::AnyInvocable<void()> begin,
+                         absl::AnyInvocable<void()> finish,
+                         TeardownLatch& latch);
 
 class TeardownLatch {
  public:

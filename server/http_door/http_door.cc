@@ -34,11 +34,6 @@ constexpr ev_ssize_t kMaxBodyBytes = 4 << 10;
 
 }  // namespace
 
-absl::Status HttpDoor::Impl::OnLoop(
-    absl::AnyInvocable<absl::Status(event_base*)> step) {
-  return RunOnLoopAndWait(admission_.engine(), std::move(step));
-}
-
 absl::Status HttpDoor::Impl::Bind(event_base* base) {
   door_thread_.BindToCurrentThread();
   door_thread_.AssertOnOwner();
@@ -92,20 +87,17 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
 }
 
 HttpDoor::Impl::~Impl() {
-  const absl::Status posted = OnLoop([this](event_base*) {
-    door_thread_.AssertOnOwner();
-    BeginTeardown();
-    return absl::OkStatus();
-  });
-  if (!posted.ok()) {
-    // The loop is not running (it never started, or the engine broke the
-    // order of destruction): no callback can come any more, so this thread
-    // takes the door's state and frees it.
-    door_thread_.Detach();
-    door_thread_.AssertOnOwner();
-    FinishTeardown();
-  }
-  torn_down_.Wait();
+  TearDownFromOutside(
+      admission_.engine(), door_thread_,
+      [this] {
+        door_thread_.AssertOnOwner();
+        BeginTeardown();
+      },
+      [this] {
+        door_thread_.AssertOnOwner();
+        FinishTeardown();
+      },
+      torn_down_);
 }
 
 // Reads still in flight (a drain that timed out) are cancelled; once the
@@ -142,7 +134,8 @@ absl::StatusOr<std::unique_ptr<HttpDoor>> HttpDoor::Start(
   auto impl = std::make_unique<Impl>(options, admission);
   Impl* door = impl.get();
   absl::Status bound =
-      impl->OnLoop([door](event_base* base) { return door->Bind(base); });
+      RunOnLoopAndWait(admission.engine(),
+                       [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   return std::unique_ptr<HttpDoor>(new HttpDoor(std::move(impl)));
 }

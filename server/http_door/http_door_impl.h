@@ -22,7 +22,7 @@
 //
 // Thread ownership: everything below runs on the engine's loop thread
 // (door_thread_, bound by Bind), and every libevent callback asserts it;
-// no lock, no hand-over. The exceptions: the constructor, OnLoop and the
+// no lock, no hand-over. The exceptions: the constructor, Start and the
 // destructor run on the thread that starts and destroys the door (main),
 // which waits for each step it posts to the loop; if the loop is not
 // running, the destructor's thread takes door_thread_ over and tears down
@@ -59,9 +59,6 @@ class HttpDoor::Impl {
       : options_(options), admission_(admission) {}
   ~Impl();
 
-  // Runs `step` on the engine's loop thread, with the loop's base, and
-  // waits for its status; FAILED_PRECONDITION if the loop is not running.
-  absl::Status OnLoop(absl::AnyInvocable<absl::Status(event_base*)> step);
   // Loop thread: makes evhttp on the engine's base and binds.
   absl::Status Bind(event_base* base);
   const ListenAddress& address() const { return address_; }

@@ -19,11 +19,6 @@
 
 namespace tailgate::server::read_door {
 
-absl::Status ReadDoor::Impl::OnLoop(
-    absl::AnyInvocable<absl::Status(event_base*)> step) {
-  return RunOnLoopAndWait(admission_.engine(), std::move(step));
-}
-
 absl::Status ReadDoor::Impl::Bind(event_base* base) {
   door_thread_.BindToCurrentThread();
   door_thread_.AssertOnOwner();
@@ -70,19 +65,17 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
 }
 
 ReadDoor::Impl::~Impl() {
-  const absl::Status posted = OnLoop([this](event_base*) {
-    door_thread_.AssertOnOwner();
-    BeginTeardown();
-    return absl::OkStatus();
-  });
-  if (!posted.ok()) {
-    // The loop is not running: no callback can come any more, so this
-    // thread takes the door's state and frees it.
-    door_thread_.Detach();
-    door_thread_.AssertOnOwner();
-    FinishTeardown();
-  }
-  torn_down_.Wait();
+  TearDownFromOutside(
+      admission_.engine(), door_thread_,
+      [this] {
+        door_thread_.AssertOnOwner();
+        BeginTeardown();
+      },
+      [this] {
+        door_thread_.AssertOnOwner();
+        FinishTeardown();
+      },
+      torn_down_);
 }
 
 // No new connection from here on. Reads still in flight (a drain that timed
@@ -132,7 +125,8 @@ absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(
   auto impl = std::make_unique<Impl>(options, admission);
   Impl* door = impl.get();
   absl::Status bound =
-      impl->OnLoop([door](event_base* base) { return door->Bind(base); });
+      RunOnLoopAndWait(admission.engine(),
+                       [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   return std::unique_ptr<ReadDoor>(new ReadDoor(std::move(impl)));
 }

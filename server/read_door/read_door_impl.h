@@ -19,7 +19,7 @@
 // Thread ownership: everything below runs on the engine's loop thread
 // (door_thread_, bound by Bind), and every callback asserts it; no lock,
 // no hand-over. The exceptions, as in the HTTP door: the constructor,
-// OnLoop and the destructor run on the thread that starts and destroys the
+// Start and the destructor run on the thread that starts and destroys the
 // door (main), which waits for each step it posts to the loop; if the loop
 // is not running, the destructor's thread takes door_thread_ over and
 // tears down itself. torn_down_ is the one state shared between threads.
@@ -64,9 +64,6 @@ class ReadDoor::Impl {
       : options_(options), admission_(admission) {}
   ~Impl();
 
-  // Runs `step` on the engine's loop thread, with the loop's base, and
-  // waits for its status; FAILED_PRECONDITION if the loop is not running.
-  absl::Status OnLoop(absl::AnyInvocable<absl::Status(event_base*)> step);
   // Loop thread: binds the listener on the engine's base.
   absl::Status Bind(event_base* base);
   const ListenAddress& address() const { return address_; }
