@@ -37,6 +37,12 @@ absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
       "events { worker_connections 4096; }\n",
       "http {\n  access_log off; keepalive_requests 1000000000; ",
       "keepalive_timeout 60s;\n",
+      // Its own temporary directories: the packaged ones under
+      // /var/lib/nginx exist only once the system's nginx has run (and
+      // are read-only in a test sandbox).
+      "  client_body_temp_path ", dir, "/body; proxy_temp_path ", dir,
+      "/proxy; fastcgi_temp_path ", dir, "/fastcgi; uwsgi_temp_path ", dir,
+      "/uwsgi; scgi_temp_path ", dir, "/scgi;\n",
       "  server { listen 127.0.0.1:", ports[0], "; root ", dir, "; }\n",
       "  server { listen 127.0.0.1:", ports[1], "; root ", dir, "; }\n}\n");
   const std::string config_path = absl::StrCat(dir, "/nginx.conf");

@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <poll.h>
+
+#include <cstdint>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -93,11 +95,13 @@ int ChildPidfd(pid_t pid) {
   return fd;
 }
 
-// Whether the process behind `pidfd` has exited (readable once it has).
+// Whether the process behind `pidfd` has exited (readable once it has)
+// within `wait`, rounded up to poll's milliseconds: never less.
 bool Exited(int pidfd, absl::Duration wait) {
   pollfd exited{pidfd, POLLIN, 0};
-  return poll(&exited, 1, static_cast<int>(absl::ToInt64Milliseconds(wait))) >
-         0;
+  const int64_t ms =
+      absl::ToInt64Milliseconds(absl::Ceil(wait, absl::Milliseconds(1)));
+  return poll(&exited, 1, static_cast<int>(ms)) > 0;
 }
 
 void WaitAndStop() {

@@ -34,6 +34,7 @@ constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
     {"metrics_listen", &RawFlags::metrics_listen},
     {"http_listen", &RawFlags::http_listen},
     {"read_listen", &RawFlags::read_listen},
+    {"listen_front", &RawFlags::listen_front},
     {"timeout", &RawFlags::timeout},
     {"max_requests", &RawFlags::max_requests},
     {"max_attempts", &RawFlags::max_attempts},

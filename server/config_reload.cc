@@ -115,6 +115,7 @@ std::vector<std::string> ConfigReloader::NeedsRestart(
         running.read_listen.has_value() != next.read_listen.has_value() ||
             (running.read_listen.has_value() &&
              !(*running.read_listen == *next.read_listen)));
+  check("listen_front", running.listen_front != next.listen_front);
   check("timeout", running.engine.timeout != next.engine.timeout);
   check("max_requests", running.engine.admission.max_requests !=
                             next.engine.admission.max_requests);

@@ -25,9 +25,8 @@ void EnableHealthAndReflection() {
 
 }  // namespace
 
-absl::StatusOr<GrpcListener> StartGrpcServer(
-    const ListenAddress& address, absl::Span<grpc::Service* const> services,
-    const GrpcServerLimits& limits) {
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildGrpcServer(
+    absl::Span<grpc::Service* const> services, const GrpcServerLimits& limits) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   AddReflectionV1(builder);
@@ -43,14 +42,24 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   if (limits.quota != nullptr) builder.SetResourceQuota(*limits.quota);
-  // No listening port: GrpcAcceptor accepts and hands connections over.
+  // No listening port: connections are handed over (GrpcAcceptor, or the
+  // read door's relays).
   for (grpc::Service* service : services) builder.RegisterService(service);
-  GrpcListener listener;
-  listener.server = builder.BuildAndStart();
-  if (listener.server == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("cannot start the gRPC server for ", address.ToString()));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) {
+    return absl::InternalError("cannot start a gRPC server");
   }
+  return server;
+}
+
+absl::StatusOr<GrpcListener> StartGrpcServer(
+    const ListenAddress& address, absl::Span<grpc::Service* const> services,
+    const GrpcServerLimits& limits) {
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+      BuildGrpcServer(services, limits);
+  if (!server.ok()) return server.status();
+  GrpcListener listener;
+  listener.server = *std::move(server);
   absl::StatusOr<std::unique_ptr<GrpcAcceptor>> acceptor = GrpcAcceptor::Start(
       address, listener.server.get(),
       {.max_connections = limits.max_connections,

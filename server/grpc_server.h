@@ -68,6 +68,15 @@ struct GrpcServerLimits {
   grpc::ResourceQuota* quota = nullptr;
 };
 
+// A server with `services`, health and reflection, and no listener: it
+// serves the connections handed to it (grpc::AddInsecureChannelFromFd).
+// max_connections, accept_failed and refused are not used.
+// REQUIRES: each service outlives the returned server.
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildGrpcServer(
+    absl::Span<grpc::Service* const> services,
+    const GrpcServerLimits& limits = {});
+
+// The same, fed by a GrpcAcceptor listening on `address`.
 // REQUIRES: each service outlives the returned server.
 absl::StatusOr<GrpcListener> StartGrpcServer(
     const ListenAddress& address, absl::Span<grpc::Service* const> services,

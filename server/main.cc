@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/server_posix.h>
+
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
@@ -192,10 +194,16 @@ ConnectionLimits SplitDescriptors(const ServerConfig& config,
   const int64_t grpc_left = config.read_listen.has_value()
                                 ? (left - limits.http) / 2
                                 : left - limits.http;
-  limits.listen = static_cast<int>(
-      std::clamp<int64_t>(std::min<int64_t>(config.max_connections, grpc_left),
-                          1, config.max_connections));
-  limits.read = config.read_listen.has_value() ? limits.listen : 0;
+  const auto bounded = [&config](int64_t connections) {
+    return static_cast<int>(std::clamp<int64_t>(
+        std::min<int64_t>(config.max_connections, connections), 1,
+        config.max_connections));
+  };
+  // A connection to the loop front may hold a relay to the gRPC server as
+  // well (a socket pair): three descriptors.
+  limits.listen = bounded(
+      config.listen_front == ListenFront::kLoop ? grpc_left / 3 : grpc_left);
+  limits.read = config.read_listen.has_value() ? bounded(grpc_left) : 0;
   return limits;
 }
 
@@ -230,6 +238,44 @@ std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
                                     " is set: names resolve from this file "
                                     "only (a testing seam)")}});
   return std::make_unique<hedge::discovery::HostsFileResolver>(hosts);
+}
+
+// The loop front on --listen: the read door, relaying every call but Read
+// to a gRPC server with `read_service`, health and reflection and no
+// listener of its own. `door` is set on success; the listener's address is
+// the door's.
+absl::StatusOr<GrpcListener> StartLoopFront(
+    const ServerConfig& config, const GrpcServerLimits& limits,
+    grpc::Service& read_service, ReadAdmission& admission,
+    std::unique_ptr<read_door::ReadDoor>& door) {
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+      BuildGrpcServer({&read_service}, limits);
+  if (!server.ok()) return server.status();
+  GrpcListener listener;
+  listener.server = *std::move(server);
+  grpc::Server* relayed_to = listener.server.get();
+  absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> started =
+      read_door::ReadDoor::Start(
+          {.address = config.listen,
+           .max_connections = limits.max_connections,
+           .max_streams_per_connection = config.max_streams_per_connection,
+           .send_timeout = config.send_timeout,
+           .max_request_bytes = config.max_grpc_memory_bytes,
+           .accept_failed = limits.accept_failed,
+           .refused = limits.refused,
+           .relay =
+               [relayed_to](int fd) {
+                 grpc::AddInsecureChannelFromFd(relayed_to, fd);
+                 return absl::OkStatus();
+               }},
+          admission);
+  if (!started.ok()) {
+    listener.server->Shutdown();
+    return started.status();
+  }
+  door = *std::move(started);
+  listener.address = door->address();
+  return listener;
 }
 
 int Run(const ServerConfig& config, const RawFlags& command_line,
@@ -326,14 +372,24 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   grpc::ResourceQuota grpc_quota("tailgate");
   grpc_quota.Resize(static_cast<size_t>(config.max_grpc_memory_bytes));
   grpc_quota.SetMaxThreads(kMaxGrpcSyncThreads);
-  absl::StatusOr<GrpcListener> reads =
-      StartGrpcServer(config.listen, {&read_service},
-                      {.max_streams_per_connection =
-                           config.max_streams_per_connection,
-                       .max_connections = connections.listen,
-                       .accept_failed = AcceptFailureLog(log, "grpc"),
-                       .refused = ConnectionRefusedLog(log, "grpc"),
-                       .quota = &grpc_quota});
+  const GrpcServerLimits listen_limits{
+      .max_streams_per_connection = config.max_streams_per_connection,
+      .max_connections = connections.listen,
+      .accept_failed = AcceptFailureLog(log, "grpc"),
+      .refused = ConnectionRefusedLog(log, "grpc"),
+      .quota = &grpc_quota};
+  // The loop front on --listen: Read on the engine's loop, every other call
+  // relayed to the gRPC server, which then has no listener of its own.
+  ReadAdmission listen_admission(**engine, config.engine.timeout, gate,
+                                 rejections, response_memory);
+  std::unique_ptr<read_door::ReadDoor> listen_door;
+  absl::StatusOr<GrpcListener> reads;
+  if (config.listen_front == ListenFront::kGrpc) {
+    reads = StartGrpcServer(config.listen, {&read_service}, listen_limits);
+  } else {
+    reads = StartLoopFront(config, listen_limits, read_service,
+                           listen_admission, listen_door);
+  }
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
   log.Info("listening",
@@ -433,7 +489,8 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   admin->acceptor.reset();
   reads->server->Shutdown(now);
   admin->server->Shutdown(now);
-  read_door.reset();  // cancels what is left, before the engine goes
+  listen_door.reset();  // cancels what is left, before the engine goes
+  read_door.reset();
   http_door.reset();
   http->reset();
   idle_trim.reset();  // its thread reads the engine

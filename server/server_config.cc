@@ -22,7 +22,8 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "listeners, global limits and named upstreams, each with its own "
           "replicas and policy. These flags, when given on the command "
           "line, override the file's values: --listen, --admin, "
-          "--metrics_listen, --http_listen, --read_listen, --timeout, "
+          "--metrics_listen, --http_listen, --read_listen, --listen_front, "
+          "--timeout, "
           "--max_requests, "
           "--max_attempts, --max_response_bytes, --max_buffered_bytes, "
           "--max_streams_per_connection, --max_grpc_memory_bytes, "
@@ -168,6 +169,11 @@ ABSL_FLAG(std::string, read_listen, tailgate::server::RawFlags().read_listen,
           "(HTTP/2 cleartext, host:port, [ipv6]:port or unix:/path): the same "
           "reads as --listen at less CPU per read; no health or reflection "
           "there. Empty (default): off.");
+ABSL_FLAG(std::string, listen_front, tailgate::server::RawFlags().listen_front,
+          "What serves --listen: loop (default) serves HedgedRead.Read on the "
+          "engine's loop thread, as --read_listen does, and relays every other "
+          "call (health, reflection) to the gRPC library's server; grpc leaves "
+          "the whole port to that server (more CPU and latency per read).");
 ABSL_FLAG(std::string, http_max_connections,
           tailgate::server::RawFlags().http_max_connections,
           "Open connections the HTTP door keeps at once (1 to 1000000); one "
@@ -610,6 +616,14 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
     reader.Fail("ca_file", absl::StrCat("cannot read \"", flags.ca_file, "\""));
   }
 
+  if (flags.listen_front == "loop") {
+    config.listen_front = ListenFront::kLoop;
+  } else if (flags.listen_front == "grpc") {
+    config.listen_front = ListenFront::kGrpc;
+  } else {
+    reader.Fail("listen_front", absl::StrCat("want loop or grpc, got \"",
+                                             flags.listen_front, "\""));
+  }
   if (flags.log_format == "logfmt") {
     config.log_format = LogFormat::kLogfmt;
   } else if (flags.log_format == "json") {
@@ -678,6 +692,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.backend_http2 = absl::GetFlag(FLAGS_backend_http2);
   flags.ca_file = absl::GetFlag(FLAGS_ca_file);
   flags.log_format = absl::GetFlag(FLAGS_log_format);
+  flags.listen_front = absl::GetFlag(FLAGS_listen_front);
   flags.cpus = absl::GetFlag(FLAGS_cpus);
   flags.sched_policy = absl::GetFlag(FLAGS_sched_policy);
   flags.http_listen = absl::GetFlag(FLAGS_http_listen);

@@ -109,6 +109,7 @@ struct RawFlags {
   std::string http_max_connections = "1024";
   std::string http_header_timeout = "10s";
   std::string read_listen;  // empty: no read door
+  std::string listen_front = "loop";
 
   // From the config file: its replica sets, in the file's order. The
   // default set ("") is among them if the file has one; --backends on the
@@ -123,6 +124,8 @@ struct RawFlags {
   // its flag.
   absl::flat_hash_map<std::string, std::string> file_locations;
 };
+
+enum class ListenFront { kLoop, kGrpc };
 
 struct ServerConfig {
   ListenAddress listen;          // gRPC HedgedRead, health, reflection
@@ -163,6 +166,10 @@ struct ServerConfig {
   // --max_streams_per_connection, --max_connections (its own count) and
   // --send_timeout as the --listen server does.
   std::optional<ListenAddress> read_listen;
+  // What serves --listen (--listen_front): the read door, on the engine's
+  // loop, relaying every call but Read to the gRPC server (kLoop); or the
+  // gRPC server alone (kGrpc).
+  ListenFront listen_front = ListenFront::kLoop;
 };
 
 // INVALID_ARGUMENT for the first bad value found, with a message that

@@ -41,6 +41,24 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
   // priority tree, which the door does not use: kept, they held up to
   // --max_streams_per_connection stream objects per connection.
   nghttp2_option_set_no_closed_streams(session_options_, 1);
+  if (options_.relay) {
+    if (nghttp2_session_callbacks_new(&relay_callbacks_) != 0 ||
+        nghttp2_option_new(&relay_options_) != 0) {
+      return absl::ResourceExhaustedError("cannot set up HTTP/2");
+    }
+    nghttp2_session_callbacks_set_on_header_callback(relay_callbacks_,
+                                                     &OnRelayHeader);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
+        relay_callbacks_, &OnRelayDataChunk);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(relay_callbacks_,
+                                                         &OnRelayFrame);
+    nghttp2_session_callbacks_set_on_stream_close_callback(
+        relay_callbacks_, &OnRelayStreamClose);
+    // The window is given back as the client takes the answer
+    // (ReadRelayResponse), not as the relay receives it.
+    nghttp2_option_set_no_auto_window_update(relay_options_, 1);
+    nghttp2_option_set_no_closed_streams(relay_options_, 1);
+  }
 
   absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
   if (!fd.ok()) return fd.status();
@@ -106,17 +124,21 @@ void ReadDoor::Impl::FinishTeardown() {
   std::vector<Connection*> open;
   for (auto& [key, connection] : connections_) open.push_back(key);
   for (Connection* connection : open) {
-    if (connection->session != nullptr &&
-        nghttp2_session_terminate_session(connection->session,
+    if (connection->wire.session != nullptr &&
+        nghttp2_session_terminate_session(connection->wire.session,
                                           NGHTTP2_NO_ERROR) == 0) {
       Flush(connection);  // closes it once GOAWAY is written
     }
     if (connections_.contains(connection)) Close(connection);
   }
-  if (session_options_ != nullptr) nghttp2_option_del(session_options_);
-  if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
-  session_options_ = nullptr;
-  callbacks_ = nullptr;
+  for (nghttp2_option* options : {session_options_, relay_options_}) {
+    if (options != nullptr) nghttp2_option_del(options);
+  }
+  for (nghttp2_session_callbacks* callbacks : {callbacks_, relay_callbacks_}) {
+    if (callbacks != nullptr) nghttp2_session_callbacks_del(callbacks);
+  }
+  session_options_ = relay_options_ = nullptr;
+  callbacks_ = relay_callbacks_ = nullptr;
   torn_down_.Release();
 }
 

@@ -8,9 +8,14 @@
 // never changes thread, from the request's frames to the answer's: no
 // gRPC thread pool, completion queue or hand-over.
 //
-// It serves one method, /tailgate.v1.HedgedRead/Read, unary, uncompressed.
-// Any other path is answered UNIMPLEMENTED; health checks and reflection
-// stay on --listen.
+// It serves one method itself, /tailgate.v1.HedgedRead/Read, unary,
+// uncompressed. Every other call (health checks, reflection, any method a
+// client asks for) is relayed when the door is given `relay` (it serves
+// --listen so): passed on, stream for stream, to the gRPC library's server
+// over an HTTP/2 connection of the door's own, one per client connection
+// that needs it, made on the first such call (a socket pair whose other
+// end `relay` hands to that server). Without `relay` (--read_listen), any
+// other path is answered UNIMPLEMENTED.
 //
 // Protection, whatever a client sends:
 //   - at most `max_connections` open connections; one accepted beyond
@@ -35,6 +40,12 @@
 //     more frames only while less than a socket buffer's worth waits.
 //   - a stream reset by the client, or a connection closed, cancels its
 //     read through Engine::Cancel.
+//   - a relayed call's request bytes not yet taken by the server count
+//     against `max_request_bytes`, at most `max_message_bytes` per call
+//     (more fails the call RESOURCE_EXHAUSTED); its answer's bytes not yet
+//     taken by the client are at most the relay's flow-control window
+//     (64 KiB per connection), which the door widens only as the client
+//     takes them.
 //
 // Threads: as the HTTP door (http_door.h): every connection, stream and
 // nghttp2 session lives on the engine's loop thread; Start and the
@@ -82,6 +93,11 @@ struct ReadDoorOptions {
   // A connection was closed at accept: `max_connections` were open.
   // Called with the count so far.
   std::function<void(uint64_t refused)> refused;
+  // Set: calls of other methods are relayed; `relay` is given one end of a
+  // new socket pair (its own from then on, whatever it returns) for the
+  // server to serve. Called on the loop thread; an error fails the calls
+  // waiting for that relay with UNAVAILABLE.
+  std::function<absl::Status(int fd)> relay;
 };
 
 class ReadDoor {

@@ -149,9 +149,9 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
     nghttp2_data_provider body;
     body.source.ptr = call;
     body.read_callback = &Impl::ReadAnswer;
-    if (nghttp2_submit_response(connection->session, call->stream_id, headers,
+    if (nghttp2_submit_response(connection->wire.session, call->stream_id, headers,
                                 std::size(headers), &body) != 0) {
-      nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+      nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_INTERNAL_ERROR);
       return;
     }
@@ -173,9 +173,9 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
       CopiedField("grpc-message", message),
       Field("grpc-accept-encoding", "identity"),
   };
-  if (nghttp2_submit_response(connection->session, call->stream_id, fields,
+  if (nghttp2_submit_response(connection->wire.session, call->stream_id, fields,
                               std::size(fields), nullptr) != 0) {
-    nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+    nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                               call->stream_id, NGHTTP2_INTERNAL_ERROR);
   }
 }
@@ -216,7 +216,7 @@ void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
     if (call->send_deadline <= now) {
       call->send_deadline = absl::InfiniteFuture();
       self->admission_.CountDropped(DropReason::kSendTimeout);
-      nghttp2_submit_rst_stream(connection->session, NGHTTP2_FLAG_NONE,
+      nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_CANCEL);
     } else {
       next = std::min(next, call->send_deadline);
@@ -243,6 +243,9 @@ void ReadDoor::Impl::Detach(Call* call) {
 
 void ReadDoor::Impl::Free(Call* call) {
   ReleaseBody(call);
+  if (call->relayed != nullptr) {
+    request_bytes_ -= static_cast<int64_t>(call->relayed->to_server.size());
+  }
   request_bytes_ -= kCallBytes;
   if (call->holds_slot) admission_.Release(call->held_bytes);
   delete call;

@@ -49,20 +49,24 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
     const int on = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
   }
-  auto connection = std::make_unique<Connection>(Connection{self, fd});
+  auto connection = std::make_unique<Connection>(Connection{self});
   Connection* c = connection.get();
-  c->readable =
+  Wire& wire = c->wire;
+  wire.fd = fd;
+  wire.readable =
       event_new(self->base_, fd, EV_READ | EV_PERSIST, &Impl::OnReadable, c);
-  c->writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
+  wire.writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
+  wire.kick = event_new(self->base_, -1, 0, &Impl::OnKick, c);
   c->handshake_timer = evtimer_new(self->base_, &Impl::OnHandshakeTimeout, c);
   c->send_timer = evtimer_new(self->base_, &Impl::OnSendTimeout, c);
   self->connections_.emplace(c, std::move(connection));
   const timeval handshake = absl::ToTimeval(self->options_.handshake_timeout);
-  if (c->readable == nullptr || c->writable == nullptr ||
-      c->handshake_timer == nullptr || c->send_timer == nullptr ||
-      nghttp2_session_server_new2(&c->session, self->callbacks_, c,
+  if (wire.readable == nullptr || wire.writable == nullptr ||
+      wire.kick == nullptr || c->handshake_timer == nullptr ||
+      c->send_timer == nullptr ||
+      nghttp2_session_server_new2(&wire.session, self->callbacks_, c,
                                   self->session_options_) != 0 ||
-      event_add(c->readable, nullptr) != 0 ||
+      event_add(wire.readable, nullptr) != 0 ||
       evtimer_add(c->handshake_timer, &handshake) != 0) {
     self->Close(c);
     return;
@@ -73,7 +77,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
        static_cast<uint32_t>(self->options_.max_header_bytes)},
   };
-  if (nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, settings,
+  if (nghttp2_submit_settings(wire.session, NGHTTP2_FLAG_NONE, settings,
                               std::size(settings)) != 0) {
     self->Close(c);
     return;
@@ -85,7 +89,11 @@ void ReadDoor::Impl::OnReadable(evutil_socket_t, short, void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
-  if (self->Receive(connection)) self->Flush(connection);
+  if (Receive(connection->wire) == WireState::kClosed) {
+    self->Close(connection);
+    return;
+  }
+  self->Flush(connection);
 }
 
 void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
@@ -111,6 +119,12 @@ void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
   self->Flush(connection);
 }
 
+void ReadDoor::Impl::OnKick(evutil_socket_t, short, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  connection->door->Flush(connection);
+}
+
 // The client sent no SETTINGS (its preface) in time: a connection that
 // only holds a descriptor.
 void ReadDoor::Impl::OnHandshakeTimeout(evutil_socket_t, short,
@@ -120,82 +134,95 @@ void ReadDoor::Impl::OnHandshakeTimeout(evutil_socket_t, short,
   connection->door->Close(connection);
 }
 
-bool ReadDoor::Impl::Receive(Connection* connection) {
+ReadDoor::Impl::WireState ReadDoor::Impl::Receive(Wire& wire) {
   uint8_t buffer[kReceiveChunkBytes];
   for (int i = 0; i < kReceivesPerEvent; ++i) {
-    const ssize_t received = recv(connection->fd, buffer, sizeof(buffer), 0);
-    if (received < 0 && (errno == EAGAIN || errno == EINTR)) return true;
-    if (received <= 0) {  // the client has gone, or the socket failed
-      Close(connection);
-      return false;
+    const ssize_t received = recv(wire.fd, buffer, sizeof(buffer), 0);
+    if (received < 0 && (errno == EAGAIN || errno == EINTR)) {
+      return WireState::kOpen;
     }
+    // The peer has gone, or the socket failed.
+    if (received <= 0) return WireState::kClosed;
     // nghttp2 takes every byte or fails; its callbacks run inside.
-    if (nghttp2_session_mem_recv(connection->session, buffer,
+    if (nghttp2_session_mem_recv(wire.session, buffer,
                                  static_cast<size_t>(received)) < 0) {
-      Close(connection);
-      return false;
+      return WireState::kClosed;
     }
-    if (static_cast<size_t>(received) < sizeof(buffer)) return true;
+    if (static_cast<size_t>(received) < sizeof(buffer)) return WireState::kOpen;
   }
-  return true;
+  return WireState::kOpen;
 }
 
-void ReadDoor::Impl::Flush(Connection* connection) {
-  nghttp2_session* session = connection->session;
-  std::string& output = connection->output;
+ReadDoor::Impl::WireState ReadDoor::Impl::Send(Wire& wire,
+                                               absl::Duration stall) {
+  nghttp2_session* session = wire.session;
+  std::string& output = wire.output;
   for (;;) {
-    while (output.size() - connection->output_sent < kMaxPendingOutputBytes) {
+    while (output.size() - wire.output_sent < kMaxPendingOutputBytes) {
       const uint8_t* frames = nullptr;
       const ssize_t length = nghttp2_session_mem_send(session, &frames);
-      if (length < 0) {
-        Close(connection);
-        return;
-      }
+      if (length < 0) return WireState::kClosed;
       if (length == 0) break;
       output.append(reinterpret_cast<const char*>(frames),
                     static_cast<size_t>(length));
     }
-    if (connection->output_sent == output.size()) break;
-    const ssize_t sent =
-        send(connection->fd, output.data() + connection->output_sent,
-             output.size() - connection->output_sent, MSG_NOSIGNAL);
+    if (wire.output_sent == output.size()) break;
+    const ssize_t sent = send(wire.fd, output.data() + wire.output_sent,
+                              output.size() - wire.output_sent, MSG_NOSIGNAL);
     if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
-      // Armed from the first byte the socket would not take; OnWritable
-      // closes the connection if it takes none for --send_timeout.
-      if (!event_pending(connection->writable, EV_WRITE, nullptr)) {
-        const timeval stall = absl::ToTimeval(options_.send_timeout);
-        event_add(connection->writable, &stall);
+      // Armed from the first byte the socket would not take; the owner's
+      // writable callback closes the wire if it takes none for `stall`.
+      if (!event_pending(wire.writable, EV_WRITE, nullptr)) {
+        const timeval timeout = absl::ToTimeval(stall);
+        event_add(wire.writable, &timeout);
       }
-      return;
+      return WireState::kOpen;
     }
-    if (sent < 0) {
-      Close(connection);
-      return;
-    }
-    connection->output_sent += static_cast<size_t>(sent);
-    if (connection->output_sent < output.size()) continue;
+    if (sent < 0) return WireState::kClosed;
+    wire.output_sent += static_cast<size_t>(sent);
+    if (wire.output_sent < output.size()) continue;
     output.clear();
-    connection->output_sent = 0;
+    wire.output_sent = 0;
     if (nghttp2_session_want_write(session) == 0) break;
   }
   if (nghttp2_session_want_read(session) == 0 &&
       nghttp2_session_want_write(session) == 0 && output.empty()) {
-    Close(connection);  // GOAWAY both ways, or a fatal error, sent
+    return WireState::kClosed;  // GOAWAY both ways, or a fatal error, sent
+  }
+  return WireState::kOpen;
+}
+
+void ReadDoor::Impl::FreeWire(Wire& wire) {
+  // nghttp2_session_del calls no callback.
+  if (wire.session != nullptr) nghttp2_session_del(wire.session);
+  for (event* e : {wire.readable, wire.writable, wire.kick}) {
+    if (e != nullptr) event_free(e);
+  }
+  if (wire.fd >= 0) close(wire.fd);
+  wire = Wire();
+}
+
+void ReadDoor::Impl::Flush(Connection* connection) {
+  if (Send(connection->wire, options_.send_timeout) == WireState::kClosed) {
+    Close(connection);
   }
 }
 
 void ReadDoor::Impl::Close(Connection* connection) {
+  // The relay first: its streams point at the calls.
+  if (connection->relay != nullptr) {
+    FreeWire(connection->relay->wire);
+    connection->relay.reset();
+  }
   // Calls whose read is in flight stay with the engine's callback; the
   // others go now.
   std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());
   connection->calls.clear();
   for (Call* call : calls) Detach(call);
-  if (connection->session != nullptr) nghttp2_session_del(connection->session);
-  for (event* e : {connection->readable, connection->writable,
-                   connection->handshake_timer, connection->send_timer}) {
+  FreeWire(connection->wire);
+  for (event* e : {connection->handshake_timer, connection->send_timer}) {
     if (e != nullptr) event_free(e);
   }
-  close(connection->fd);
   connections_.erase(connection);  // deletes `connection`
 }
 

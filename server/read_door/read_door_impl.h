@@ -35,6 +35,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -71,22 +73,72 @@ class ReadDoor::Impl {
  private:
   struct Call;
 
-  // One accepted connection, from accept until Close. Door thread only.
-  struct Connection {
-    Impl* door;
-    int fd;
-    event* readable = nullptr;  // persistent, while the connection is open
+  struct Relay;
+
+  // One end of an HTTP/2 connection the door speaks: a client's
+  // (Connection) or its own to the gRPC server (Relay). Door thread only.
+  struct Wire {
+    int fd = -1;
+    nghttp2_session* session = nullptr;
+    event* readable = nullptr;  // persistent, while the wire is open
     // Armed while output waits for the socket, with --send_timeout as its
     // timeout: a socket that takes nothing for that long is closed.
     event* writable = nullptr;
-    event* handshake_timer = nullptr;
-    event* send_timer = nullptr;  // armed while an answer is being sent
-    nghttp2_session* session = nullptr;
+    // Activated (FlushSoon) when the other wire of a relayed call gave
+    // this one something to send: it is flushed from the loop, never from
+    // inside the other session's callbacks.
+    event* kick = nullptr;
     // Frames nghttp2 produced that the socket has not taken yet, from
     // output_sent on.
     std::string output;
     size_t output_sent = 0;
+  };
+  enum class WireState {
+    kOpen,
+    kClosed,  // the peer has gone, the socket or nghttp2 failed, or
+              // both sides are done: the owner closes the wire
+  };
+
+  // One accepted connection, from accept until Close. Door thread only.
+  struct Connection {
+    Impl* door;
+    Wire wire;
+    event* handshake_timer = nullptr;
+    event* send_timer = nullptr;  // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
+    // To the gRPC server, from the first relayed call on (options_.relay).
+    std::unique_ptr<Relay> relay;
+  };
+
+  // An HTTP/2 client connection over a socket pair whose other end the
+  // gRPC library's server serves (options_.relay): it carries the
+  // connection's calls of any method but Read, stream for stream. Door
+  // thread only; owned by its connection.
+  struct Relay {
+    Impl* door;
+    Connection* connection;
+    Wire wire;
+    bool going_away = false;  // the server sent GOAWAY: no new stream
+  };
+
+  // What a relayed call holds besides the Call: the request's header
+  // fields to pass on, and the bytes waiting in each direction.
+  struct Relayed {
+    std::vector<std::pair<std::string, std::string>> fields;
+    int32_t server_stream = -1;  // on the relay, once submitted
+    bool server_open = false;    // that stream is open
+    // Request bytes the relay has not taken yet (counted in
+    // request_bytes_).
+    std::string to_server;
+    bool request_ended = false;
+    // The answer's header fields as they arrive, then its trailers.
+    std::vector<std::pair<std::string, std::string>> response_fields;
+    std::vector<std::pair<std::string, std::string>> trailers;
+    bool response_started = false;  // response headers given to the client
+    // Answer bytes the client has not taken yet; at most the relay's
+    // flow-control window (it is widened as they are taken).
+    std::string to_client;
+    bool response_ended = false;
   };
 
   // One call (an HTTP/2 stream). Door thread only. Owned by its
@@ -97,6 +149,7 @@ class ReadDoor::Impl {
       kReceiving,  // headers and message arriving
       kReading,    // the engine has the read
       kAnswering,  // the answer is being sent
+      kRelayed,    // passed on to the gRPC server (options_.relay)
     };
     Connection* connection;  // null once the stream has closed
     int32_t stream_id;
@@ -107,6 +160,9 @@ class ReadDoor::Impl {
     absl::Status refusal;
     int http_status = 200;
     bool grpc_content_type = false;  // content-type application/grpc seen
+    bool path_seen = false;
+    bool relay = false;     // a method to relay (its :path is not Read)
+    std::string authority;  // kept until the path says whether to relay
     int64_t header_bytes = 0;
     std::optional<absl::Duration> timeout;  // grpc-timeout
     std::string body;                       // the request's DATA
@@ -118,13 +174,15 @@ class ReadDoor::Impl {
     std::string answer;
     size_t answer_sent = 0;
     absl::Time send_deadline = absl::InfiniteFuture();
+    std::unique_ptr<Relayed> relayed;  // relayed calls only
   };
 
-  // libevent callbacks (read_door_connections.cc).
+  // libevent callbacks (read_door_connections.cc); arg is the Connection.
   static void OnAccept(evconnlistener* listener, evutil_socket_t fd,
                        sockaddr* address, int length, void* arg) noexcept;
   static void OnReadable(evutil_socket_t fd, short what, void* arg) noexcept;
   static void OnWritable(evutil_socket_t fd, short what, void* arg) noexcept;
+  static void OnKick(evutil_socket_t, short, void* arg) noexcept;
   static void OnHandshakeTimeout(evutil_socket_t, short, void* arg) noexcept;
   // read_door_calls.cc.
   static void OnSendTimeout(evutil_socket_t, short, void* arg) noexcept;
@@ -150,16 +208,54 @@ class ReadDoor::Impl {
                             uint32_t* data_flags, nghttp2_data_source* source,
                             void* user_data) noexcept;
 
+  // The relay (read_door_relay.cc). libevent callbacks: arg is the Relay.
+  static void OnRelayReadable(evutil_socket_t, short, void* arg) noexcept;
+  static void OnRelayWritable(evutil_socket_t, short what, void* arg) noexcept;
+  static void OnRelayKick(evutil_socket_t, short, void* arg) noexcept;
+  // nghttp2 callbacks of the relay's client session: user_data is the
+  // Relay, a stream's user data its Call.
+  static int OnRelayHeader(nghttp2_session* session, const nghttp2_frame* frame,
+                           const uint8_t* name, size_t name_length,
+                           const uint8_t* value, size_t value_length,
+                           uint8_t flags, void* user_data) noexcept;
+  static int OnRelayDataChunk(nghttp2_session* session, uint8_t flags,
+                              int32_t stream_id, const uint8_t* data,
+                              size_t length, void* user_data) noexcept;
+  static int OnRelayFrame(nghttp2_session* session, const nghttp2_frame* frame,
+                          void* user_data) noexcept;
+  static int OnRelayStreamClose(nghttp2_session* session, int32_t stream_id,
+                                uint32_t error_code, void* user_data) noexcept;
+  // Data sources: the request to the server (on the relay's session), the
+  // answer to the client (on the connection's).
+  static ssize_t ReadRelayRequest(nghttp2_session* session, int32_t stream_id,
+                                  uint8_t* buffer, size_t length,
+                                  uint32_t* data_flags,
+                                  nghttp2_data_source* source,
+                                  void* user_data) noexcept;
+  static ssize_t ReadRelayResponse(nghttp2_session* session, int32_t stream_id,
+                                   uint8_t* buffer, size_t length,
+                                   uint32_t* data_flags,
+                                   nghttp2_data_source* source,
+                                   void* user_data) noexcept;
+
+  // Wires (read_door_connections.cc).
+  // Hands nghttp2 what the socket has.
+  static WireState Receive(Wire& wire);
+  // Writes what nghttp2 has to send, as far as the socket takes it; arms
+  // the writable event (with `stall` as its timeout) when the socket is
+  // full.
+  static WireState Send(Wire& wire, absl::Duration stall);
+  static void FreeWire(Wire& wire);
+  static void FlushSoon(Wire& wire) { event_active(wire.kick, EV_TIMEOUT, 1); }
+
   // Connections (read_door_connections.cc).
-  // Hands nghttp2 what the socket has; false if the connection was closed.
-  bool Receive(Connection* connection)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Writes what nghttp2 has to send, as far as the socket takes it; closes
-  // the connection on an error or once neither side has more to say.
-  // Nothing may touch the connection after Flush.
+  // Writes what the connection has to send; closes it on an error or once
+  // neither side has more to say. Nothing may touch the connection after
+  // Flush.
   void Flush(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Frees the connection; its calls' reads in flight are cancelled.
+  // Frees the connection and its relay; its calls' reads in flight are
+  // cancelled.
   void Close(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
@@ -180,6 +276,27 @@ class ReadDoor::Impl {
   // request_bytes_.
   void ReleaseBody(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
+  // Relayed calls (read_door_relay.cc).
+  // Its request headers have ended: opens its stream to the server (and
+  // the relay, for the connection's first).
+  void StartRelayed(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Makes the connection's relay and hands its other end to the server.
+  absl::Status OpenRelay(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // More of its request has arrived (or its end): passed on.
+  void ForwardRequest(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Ends a relayed call that cannot go on: answered `status` if the client
+  // has no response headers yet, else reset; its server stream is reset.
+  void FailRelayed(Call* call, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Lets go of the call's server stream (reset if still open).
+  void LeaveServerStream(Call* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void FlushRelay(Relay* relay) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The relay failed or the server closed it: its calls fail UNAVAILABLE
+  // and it is freed (the next relayed call opens another).
+  void DropRelay(Relay* relay) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
   // Teardown (read_door.cc).
   void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void FinishTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -191,6 +308,8 @@ class ReadDoor::Impl {
   ListenAddress address_;
   nghttp2_session_callbacks* callbacks_ = nullptr;
   nghttp2_option* session_options_ = nullptr;
+  nghttp2_session_callbacks* relay_callbacks_ = nullptr;
+  nghttp2_option* relay_options_ = nullptr;
 
   // The engine's loop thread (bound by Bind); the destructor's if the loop
   // is not running.

@@ -9,6 +9,10 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <memory>
+#include <string>
+#include <utility>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -81,12 +85,42 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
   const absl::string_view key = View(name, name_length);
   const absl::string_view text = View(value, value_length);
   if (key == ":path") {
-    if (text != kReadPath) {
+    call->path_seen = true;
+    if (text == kReadPath) {
+      std::string().swap(call->authority);
+    } else if (self->options_.relay) {
+      // Passed on as it came; the gRPC server checks the rest.
+      call->relay = true;
+      call->relayed = std::make_unique<Relayed>();
+      auto& fields = call->relayed->fields;
+      fields.emplace_back(":method", "POST");
+      fields.emplace_back(":scheme", "http");
+      fields.emplace_back(":path", std::string(text));
+      if (!call->authority.empty()) {
+        fields.emplace_back(":authority", std::move(call->authority));
+      }
+    } else {
       Refuse(call->refusal, absl::UnimplementedError(absl::StrCat(
                                 "this port serves ", kReadPath, " only; ", text,
                                 " is not served here")));
     }
-  } else if (key == ":method") {
+    return 0;
+  }
+  if (key == ":authority") {
+    // Kept for a call that turns out to be relayed (its :path may come
+    // later).
+    if (call->relay) {
+      call->relayed->fields.emplace_back(std::string(key), std::string(text));
+    } else if (!call->path_seen) {
+      call->authority.assign(text.data(), text.size());
+    }
+    return 0;
+  }
+  if (call->relay && key != ":method" && key != ":scheme") {
+    call->relayed->fields.emplace_back(std::string(key), std::string(text));
+    return 0;
+  }
+  if (key == ":method") {
     if (text != "POST") {
       call->http_status = 405;
       Refuse(call->refusal,
@@ -132,6 +166,27 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, stream_id));
   if (call == nullptr || !call->refusal.ok()) return 0;
+  if (call->relay) {
+    if (call->state != Call::State::kRelayed) return 0;  // failed already
+    Relayed& relayed = *call->relayed;
+    if (!relayed.server_open) return 0;  // the server has answered
+    if (relayed.to_server.size() + length >
+            kMessagePrefixBytes +
+                static_cast<size_t>(self->options_.max_message_bytes) ||
+        self->request_bytes_ + static_cast<int64_t>(length) >
+            self->options_.max_request_bytes) {
+      self->FailRelayed(
+          call, absl::ResourceExhaustedError(absl::StrCat(
+                    "more than ", self->options_.max_message_bytes,
+                    " request bytes wait for the gRPC server on this call, "
+                    "or the door holds as many request bytes as it may "
+                    "(--max_grpc_memory_bytes)")));
+      return 0;
+    }
+    relayed.to_server.append(reinterpret_cast<const char*>(data), length);
+    self->request_bytes_ += static_cast<int64_t>(length);
+    return 0;
+  }
   if (call->body.size() + length >
       kMessagePrefixBytes +
           static_cast<size_t>(self->options_.max_message_bytes)) {
@@ -171,11 +226,22 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
   }
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-  if (call == nullptr || call->state != Call::State::kReceiving) return 0;
+  if (call == nullptr) return 0;
+  const bool ended = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+  if (call->relay && call->refusal.ok()) {
+    if (ended) call->relayed->request_ended = true;
+    if (call->state == Call::State::kReceiving) {
+      self->StartRelayed(call);  // the request's headers
+    } else if (call->state == Call::State::kRelayed) {
+      self->ForwardRequest(call);
+    }
+    return 0;
+  }
+  if (call->state != Call::State::kReceiving) return 0;
   // A request already refused (its path, metadata or message size) is
   // answered at once, without waiting for the rest of it: nghttp2 then
   // resets the stream (NO_ERROR), which tells the client to stop sending.
-  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 || !call->refusal.ok()) {
+  if (ended || !call->refusal.ok()) {
     self->Start(call);
   }
   return 0;
@@ -191,6 +257,7 @@ int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
   if (call == nullptr) return 0;
   nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
   connection->calls.erase(call);
+  if (call->relayed != nullptr) self->LeaveServerStream(call);
   self->Detach(call);
   return 0;
 }

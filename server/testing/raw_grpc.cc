@@ -123,14 +123,16 @@ absl::StatusOr<int> HealthCheck(const std::shared_ptr<grpc::Channel>& channel,
 }
 
 absl::StatusOr<std::vector<std::string>> ReflectionListServices(
-    const std::shared_ptr<grpc::Channel>& channel) {
+    const std::shared_ptr<grpc::Channel>& channel, absl::string_view version) {
   grpc::GenericStub stub(channel);
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::CompletionQueue cq;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(
       &context,
-      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+      absl::StrCat("/grpc.reflection.", version,
+                   ".ServerReflection/ServerReflectionInfo"),
+      &cq);
   grpc::ByteBuffer response;
   grpc::Status status;
   // ServerReflectionRequest{list_services: ""} is field 7.
@@ -178,6 +180,81 @@ absl::StatusOr<std::vector<std::string>> ReflectionListServices(
     }
   }
   return names;
+}
+
+HealthWatch::HealthWatch(const std::shared_ptr<grpc::Channel>& channel,
+                         const std::string& service)
+    : stub_(channel) {
+  call_ = stub_.PrepareCall(&context_, "/grpc.health.v1.Health/Watch", &cq_);
+  call_->StartCall(kTag);
+  bool ok = Await(cq_);
+  if (ok) {
+    call_->Write(ToByteBuffer(LengthDelimited(1, service)), kTag);
+    ok = Await(cq_);
+  }
+  if (ok) {
+    call_->WritesDone(kTag);
+    ok = Await(cq_);
+  }
+  if (!ok) ended_ = true;
+}
+
+HealthWatch::~HealthWatch() { Cancel(); }
+
+absl::StatusOr<int> HealthWatch::Next(absl::Duration wait) {
+  if (ended_) return Finish();
+  if (!reading_) {
+    call_->Read(&response_, kTag);
+    reading_ = true;
+  }
+  void* tag = nullptr;
+  bool ok = false;
+  const grpc::CompletionQueue::NextStatus next =
+      cq_.AsyncNext(&tag, &ok, absl::ToChronoTime(absl::Now() + wait));
+  if (next == grpc::CompletionQueue::TIMEOUT) {
+    return absl::DeadlineExceededError("no health status within the wait");
+  }
+  reading_ = false;
+  if (next != grpc::CompletionQueue::GOT_EVENT || !ok) {
+    ended_ = true;
+    return Finish();
+  }
+  std::vector<Field> fields;
+  if (!ParseFields(FromByteBuffer(response_), fields)) {
+    return absl::DataLossError("malformed HealthCheckResponse");
+  }
+  for (const Field& field : fields) {
+    if (field.number == 1) return static_cast<int>(field.varint);
+  }
+  return 0;
+}
+
+void HealthWatch::Cancel() {
+  if (call_ == nullptr) return;
+  context_.TryCancel();
+  if (reading_) {
+    Await(cq_);
+    reading_ = false;
+  }
+  ended_ = true;
+  Finish().IgnoreError();
+  call_.reset();
+  cq_.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq_.Next(&tag, &ok)) {
+  }
+}
+
+absl::Status HealthWatch::Finish() {
+  if (finished_) return end_;
+  finished_ = true;
+  grpc::Status status;
+  call_->Finish(&status, kTag);
+  Await(cq_);
+  end_ = status.ok() ? absl::AbortedError("the watch ended with OK")
+                     : FromGrpc(status);
+  return end_;
 }
 
 }  // namespace tailgate::server::testing

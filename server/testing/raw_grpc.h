@@ -8,6 +8,7 @@
 #ifndef TAILGATE_SERVER_TESTING_RAW_GRPC_H_
 #define TAILGATE_SERVER_TESTING_RAW_GRPC_H_
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace tailgate::server::testing {
 
@@ -27,9 +30,41 @@ inline constexpr int kNotServing = 2;
 absl::StatusOr<int> HealthCheck(const std::shared_ptr<grpc::Channel>& channel,
                                 const std::string& service);
 
-// The service names listed by server reflection (v1alpha list_services).
+// The service names listed by server reflection (list_services), of
+// `version` "v1alpha" or "v1".
 absl::StatusOr<std::vector<std::string>> ReflectionListServices(
-    const std::shared_ptr<grpc::Channel>& channel);
+    const std::shared_ptr<grpc::Channel>& channel,
+    absl::string_view version = "v1alpha");
+
+// A grpc.health.v1.Health/Watch stream: each Next() is the next serving
+// status the server sends. Not thread-safe; one thread drives it.
+class HealthWatch {
+ public:
+  HealthWatch(const std::shared_ptr<grpc::Channel>& channel,
+              const std::string& service);
+  ~HealthWatch();  // cancels the stream if it is still open
+  HealthWatch(const HealthWatch&) = delete;
+  HealthWatch& operator=(const HealthWatch&) = delete;
+
+  // The next status, DEADLINE_EXCEEDED if none comes within `wait`, or
+  // the stream's end (its gRPC status; OK ends are reported as ABORTED).
+  absl::StatusOr<int> Next(absl::Duration wait);
+  // Cancels the stream and waits for its end.
+  void Cancel();
+
+ private:
+  absl::Status Finish();
+
+  grpc::GenericStub stub_;
+  grpc::ClientContext context_;
+  grpc::CompletionQueue cq_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  grpc::ByteBuffer response_;
+  bool reading_ = false;  // a Read is outstanding
+  bool ended_ = false;    // no more Read
+  bool finished_ = false;  // Finish has run: end_ is the stream's status
+  absl::Status end_;
+};
 
 }  // namespace tailgate::server::testing
 

@@ -3,11 +3,13 @@ raw HTTP/2 frames (raw_h2), and each test checks the sidecar's status
 answer, its peak memory (VmHWM) against the bound the flags set, and that a
 normal read succeeds right after.
 
-The attacks in DoorAttacks are made on both doors that serve
-HedgedRead.Read: the gRPC server (--listen, HostileClientTest) and the read
-door (--read_listen, ReadDoorAttacksTest). What only one door has is tested
-in its own class: gRPC's memory quota here, the read door's own HTTP/2
-limits in read_door_hostile_test.py.
+The attacks in DoorAttacks are made on every door that serves
+HedgedRead.Read: --listen as served by default, by the loop front
+(HostileClientTest), --listen served by the gRPC library alone
+(--listen_front=grpc, GrpcFrontAttacksTest) and the read door
+(--read_listen, ReadDoorAttacksTest). What only one door has is tested in
+its own class: gRPC's memory quota here, the loop's own HTTP/2 limits and
+its relay in read_door_hostile_test.py.
 
 Each test starts its own sidecar, so that its peak memory is that test's.
 Memory bounds are checked against the plain build only: under
@@ -118,7 +120,7 @@ class DoorAttacks:
                                 'reason="send_timeout"'), 4)
         for stream in held_streams:
             status, _, reset = connection.finish(stream)
-            if self.DOOR == "read":
+            if self.DOOR != "grpc":
                 self.assertEqual(reset, CANCEL, status)
             else:
                 self.assertTrue(reset is not None or status == CANCELLED)
@@ -204,7 +206,7 @@ class DoorAttacks:
         sidecar = self.start("--max_attempts=16", preexec_fn=limit)
         limits = next(line for line in sidecar.log
                       if "event=connection_limits" in line)
-        door_limit = " listen=" if self.DOOR == "grpc" else " read="
+        door_limit = " read=" if self.DOOR == "read" else " listen="
         allowed = int(re.search(door_limit + r"(\d+)", limits).group(1))
         self.assertGreater(allowed, 16)
         self.assertLess(allowed, 256)
@@ -235,7 +237,7 @@ class DoorAttacks:
         self.assertGreaterEqual(closed, 300 - allowed)
         # The log is read on another thread: wait for the line.
         wait_for(lambda: any("event=connections_refused" in line and
-                             "listener=%s" % self.DOOR in line
+                             "listener=%s" % self.listener() in line
                              for line in sidecar.log),
                  "the refused connections to be logged")
         # 300 more to the metrics listener, which has no limit of its own:
@@ -262,8 +264,14 @@ class DoorAttacks:
 
 
 class HostileClientTest(DoorAttacks, HostileTestCase):
-    """The gRPC server (--listen), and what only gRPC's own HTTP/2 needs
-    bounded: its memory quota."""
+    """--listen as served by default: the loop front."""
+
+    DOOR = "loop"
+
+
+class GrpcFrontAttacksTest(DoorAttacks, HostileTestCase):
+    """--listen served by the gRPC library alone (--listen_front=grpc), and
+    what only gRPC's own HTTP/2 needs bounded: its memory quota."""
 
     DOOR = "grpc"
 

@@ -1,8 +1,9 @@
 """What the hostile-client tests share: the sidecar's memory and metrics as
 the tests read them, waiting on a condition, and HostileTestCase, which
 starts a sidecar per test and points the attacks at one of the two doors
-that serve HedgedRead.Read: the gRPC server (--listen, DOOR = "grpc") or
-the read door (--read_listen, DOOR = "read").
+that serve HedgedRead.Read: --listen served by the loop front (the
+default, DOOR = "loop") or by the gRPC library alone (--listen_front=grpc,
+DOOR = "grpc"), or the read door (--read_listen, DOOR = "read").
 
 Memory bounds are checked against the plain build only: under
 AddressSanitizer (`--config=asan`) the behaviour is checked, not RSS.
@@ -101,7 +102,7 @@ class HostileTestCase(unittest.TestCase):
     the test starts, each stopped (and required to exit 0) at the end.
     `sidecar.door` is the address of the door under attack."""
 
-    DOOR = "grpc"
+    DOOR = "loop"
 
     def setUp(self):
         self.replica = Replica("r")
@@ -114,7 +115,8 @@ class HostileTestCase(unittest.TestCase):
         self.replica.close()
 
     def start(self, *flags, preexec_fn=None):
-        door = ["--read_listen=127.0.0.1:0"] if self.DOOR == "read" else []
+        door = {"loop": [], "grpc": ["--listen_front=grpc"],
+                "read": ["--read_listen=127.0.0.1:0"]}[self.DOOR]
         sidecar = Sidecar([self.replica.url],
                           ["--timeout=5s"] + door + list(flags),
                           preexec_fn=preexec_fn)
@@ -122,6 +124,10 @@ class HostileTestCase(unittest.TestCase):
         sidecar.door = (read_door_address(sidecar) if self.DOOR == "read"
                         else sidecar.target)
         return sidecar
+
+    def listener(self):
+        """The listener name the door's log lines carry."""
+        return "read" if self.DOOR == "read" else "grpc"
 
     def assert_peak_below(self, sidecar, bound):
         # Under AddressSanitizer freed memory waits in its quarantine and
