@@ -28,8 +28,8 @@ const char* ArmName(ArmKind arm) {
       return "direct";
     case ArmKind::kTailgate:
       return "tailgate";
-    case ArmKind::kReadDoor:
-      return "read_door";
+    case ArmKind::kGrpcFront:
+      return "grpc_front";
     case ArmKind::kHttpDoor:
       return "http_door";
     case ArmKind::kGateway:
@@ -81,24 +81,22 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
     case ArmKind::kDirect:
       arm.url = setup.replicas->url(0);
       return arm;
-    case ArmKind::kTailgate: {
-      if (absl::Status s = StartTailgate(setup, {}, arm); !s.ok()) return s;
+    case ArmKind::kTailgate:
+    case ArmKind::kGrpcFront: {
+      std::vector<std::string> front;
+      if (kind == ArmKind::kGrpcFront) front.push_back("--listen_front=grpc");
+      if (absl::Status s = StartTailgate(setup, front, arm); !s.ok()) return s;
       arm.url = absl::StrCat("http://", arm.tailgate->grpc_address(),
                              "/tailgate.v1.HedgedRead/Read");
       arm.grpc = true;
       return arm;
     }
-    case ArmKind::kReadDoor:
     case ArmKind::kHttpDoor: {
       absl::StatusOr<int> port = UnusedPort();
       if (!port.ok()) return port.status();
       const std::string address = absl::StrCat("127.0.0.1:", *port);
-      const bool read_door = kind == ArmKind::kReadDoor;
       if (absl::Status s = StartTailgate(
-              setup,
-              {absl::StrCat(read_door ? "--read_listen=" : "--http_listen=",
-                            address)},
-              arm);
+              setup, {absl::StrCat("--http_listen=", address)}, arm);
           !s.ok()) {
         return s;
       }
@@ -106,10 +104,7 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
         return absl::UnavailableError(absl::StrCat(
             "the ", ArmName(kind), " did not listen on ", address));
       }
-      arm.url = absl::StrCat(
-          "http://", address,
-          read_door ? "/tailgate.v1.HedgedRead/Read" : NginxReplicas::kPath);
-      arm.grpc = read_door;
+      arm.url = absl::StrCat("http://", address, NginxReplicas::kPath);
       return arm;
     }
     case ArmKind::kGateway: {

@@ -28,10 +28,11 @@ inline constexpr absl::Duration kCostWarmup = absl::Seconds(1);
 // when reads stop (tailgate trims after a second without reads) to do so.
 inline constexpr absl::Duration kCostQuietWindow = absl::Seconds(3);
 
-// kTailgate is read through its gRPC door (--listen), kReadDoor through
-// its gRPC read door on the engine's loop (--read_listen), kHttpDoor
-// through its plain-HTTP door (--http_listen), the others over HTTP/1.1.
-enum class ArmKind { kDirect, kTailgate, kReadDoor, kHttpDoor, kGateway };
+// kTailgate is read through --listen as served by default (the loop front),
+// kGrpcFront through --listen served by the gRPC library alone
+// (--listen_front=grpc), kHttpDoor through its plain-HTTP door
+// (--http_listen), the others over HTTP/1.1.
+enum class ArmKind { kDirect, kTailgate, kGrpcFront, kHttpDoor, kGateway };
 
 const char* ArmName(ArmKind arm);
 

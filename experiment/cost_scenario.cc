@@ -160,7 +160,7 @@ void PrintSummary(const Results& results, bool with_gateway) {
   for (const auto& [point, by] : results) {
     JsonObject line;
     line.AddString("scenario", "cost").AddString("summary", point);
-    for (ArmKind arm : {ArmKind::kTailgate, ArmKind::kReadDoor,
+    for (ArmKind arm : {ArmKind::kTailgate, ArmKind::kGrpcFront,
                         ArmKind::kHttpDoor, ArmKind::kGateway}) {
       if (!by.count(arm)) continue;
       std::vector<double> cpu, rss_end, rss_quiet;
@@ -202,8 +202,8 @@ void PrintSummary(const Results& results, bool with_gateway) {
                                      return t.rss_end_mib / g.rss_end_mib;
                                    })),
                      3)
-          .AddDouble("read_door_cpu_per_read_ratio",
-                     Median(Paired(by, ArmKind::kReadDoor, ArmKind::kGateway,
+          .AddDouble("grpc_front_cpu_per_read_ratio",
+                     Median(Paired(by, ArmKind::kGrpcFront, ArmKind::kGateway,
                                    [](const Figures& t, const Figures& g) {
                                      return t.cpu_us_per_read /
                                             g.cpu_us_per_read;
@@ -275,7 +275,7 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   setup.replicas = replicas->get();
 
   std::vector<ArmKind> arms = {ArmKind::kDirect, ArmKind::kTailgate,
-                               ArmKind::kReadDoor, ArmKind::kHttpDoor};
+                               ArmKind::kGrpcFront, ArmKind::kHttpDoor};
   if (!setup.gateway_binary.empty()) arms.push_back(ArmKind::kGateway);
   Results results;
   for (int round = 1; round <= config.rounds; ++round) {
@@ -296,10 +296,10 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
   if (config.creep_runs > 0) {
     const Point saturation = PointsFor(config).back();
     for (ArmKind arm : arms) {
-      // Both gRPC doors' sidecars creep-tested (they hold 128 reads at
+      // Both gRPC fronts' sidecars creep-tested (they hold 128 reads at
       // saturation); the HTTP door's is the same process with one listener
       // more and, in the rounds, less memory after a burst (32 reads), so
-      // the gRPC doors' are the upper bound.
+      // the gRPC fronts' are the upper bound.
       if (arm == ArmKind::kDirect || arm == ArmKind::kHttpDoor) continue;
       absl::Status status = MeasureCreep(setup, arm, saturation,
                                          config.creep_runs, config.duration);

@@ -129,10 +129,13 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text) {
 }
 
 absl::StatusOr<SidecarDoor> ParseSidecarDoor(const std::string& text) {
-  if (text.empty() || text == "grpc") return SidecarDoor::kGrpc;
-  if (text == "read") return SidecarDoor::kRead;
+  for (SidecarDoor door :
+       {SidecarDoor::kListen, SidecarDoor::kGrpcFront, SidecarDoor::kRead}) {
+    if (text == SidecarDoorName(door)) return door;
+  }
+  if (text.empty()) return SidecarDoor::kListen;
   return Invalid("sidecar_door",
-                 absl::StrCat("want grpc or read, got \"", text, "\""));
+                 absl::StrCat("want listen, grpc or read, got \"", text, "\""));
 }
 
 absl::StatusOr<SidecarTransport> ParseSidecarTransport(
@@ -338,6 +341,18 @@ absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
 }
 
 }  // namespace
+
+const char* SidecarDoorName(SidecarDoor door) {
+  switch (door) {
+    case SidecarDoor::kListen:
+      return "listen";
+    case SidecarDoor::kGrpcFront:
+      return "grpc";
+    case SidecarDoor::kRead:
+      return "read";
+  }
+  return "?";
+}
 
 bool IsSequentialScenario(Scenario scenario) {
   return scenario == Scenario::kSeed || scenario == Scenario::kCorrelated ||

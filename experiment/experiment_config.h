@@ -44,13 +44,18 @@ enum class SidecarTransport {
   kUnix,
 };
 
-// Which of a sidecar's gRPC doors the read client calls: the --listen
-// server (the default) or the read door on the engine's loop
-// (--read_listen, on the same transport).
+// Which of a sidecar's gRPC doors the read client calls: --listen as
+// served by default (the loop front), --listen served by the gRPC library
+// alone (--listen_front=grpc), or the read door on --read_listen (on the
+// same transport).
 enum class SidecarDoor {
-  kGrpc,
+  kListen,
+  kGrpcFront,
   kRead,
 };
+
+// "listen", "grpc" or "read".
+const char* SidecarDoorName(SidecarDoor door);
 
 // chaos: the sidecar policies measured side by side in one run, each on a
 // fresh sidecar under the same flapping schedule.
@@ -108,7 +113,7 @@ struct ExperimentConfig {
   SidecarTransport sidecar_transport = SidecarTransport::kTcp;
   // Every scenario but cost (which reads every door in its arms): the read
   // client's door.
-  SidecarDoor sidecar_door = SidecarDoor::kGrpc;
+  SidecarDoor sidecar_door = SidecarDoor::kListen;
   // Every scenario: each sidecar's --cpus (ascending; empty: any, not
   // pinned). By default ("auto") the sequential-client scenarios (seed,
   // correlated) pin the sidecar to the last CPU the experiment may use, when

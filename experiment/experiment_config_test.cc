@@ -48,7 +48,7 @@ TEST(ExperimentConfigTest, SidecarTransportForEveryScenario) {
 }
 
 TEST(ExperimentConfigTest, SidecarDoorForEveryScenarioButCost) {
-  EXPECT_EQ(ConfigFromRawFlags({})->sidecar_door, SidecarDoor::kGrpc);
+  EXPECT_EQ(ConfigFromRawFlags({})->sidecar_door, SidecarDoor::kListen);
   for (const char* scenario : {"seed", "open_loop", "throughput", "chaos"}) {
     RawFlags flags;
     flags.scenario = scenario;
@@ -60,9 +60,12 @@ TEST(ExperimentConfigTest, SidecarDoorForEveryScenarioButCost) {
   RawFlags flags;
   flags.sidecar_door = "grpc";
   ASSERT_TRUE(ConfigFromRawFlags(flags).ok());
-  EXPECT_EQ(ConfigFromRawFlags(flags)->sidecar_door, SidecarDoor::kGrpc);
+  EXPECT_EQ(ConfigFromRawFlags(flags)->sidecar_door, SidecarDoor::kGrpcFront);
+  flags.sidecar_door = "listen";
+  EXPECT_EQ(ConfigFromRawFlags(flags)->sidecar_door, SidecarDoor::kListen);
   flags.sidecar_door = "http";
-  EXPECT_EQ(ErrorOf(flags), "--sidecar_door: want grpc or read, got \"http\"");
+  EXPECT_EQ(ErrorOf(flags),
+            "--sidecar_door: want listen, grpc or read, got \"http\"");
   flags.sidecar_door = "read";
   flags.scenario = "cost";
   EXPECT_NE(ErrorOf(flags).find("--sidecar_door"), std::string::npos)

@@ -55,7 +55,7 @@ class ExperimentSmokeTest(unittest.TestCase):
             self.assert_metrics(line)
             self.assertEqual(line["requests"], 100)
             self.assertEqual(line["sidecar_transport"], "tcp")
-            self.assertEqual(line["sidecar_door"], "grpc")
+            self.assertEqual(line["sidecar_door"], "listen")
             # --sidecar_cpus=auto: the last CPU we may use, given two.
             cpus = sorted(os.sched_getaffinity(0))
             self.assertEqual(line["sidecar_cpus"],
@@ -290,11 +290,11 @@ class ExperimentSmokeTest(unittest.TestCase):
         runs = [line for line in lines if "arm" in line]
         summaries = [line for line in lines if "summary" in line]
         self.assertEqual(sorted((r["point"], r["arm"]) for r in runs),
-                         [("200/s", "direct"), ("200/s", "http_door"),
-                          ("200/s", "read_door"), ("200/s", "tailgate"),
+                         [("200/s", "direct"), ("200/s", "grpc_front"),
+                          ("200/s", "http_door"), ("200/s", "tailgate"),
                           ("saturation", "direct"),
+                          ("saturation", "grpc_front"),
                           ("saturation", "http_door"),
-                          ("saturation", "read_door"),
                           ("saturation", "tailgate")])
         for r in runs:
             self.assertEqual(r["failed"], 0, r)
@@ -316,7 +316,7 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertEqual([s["summary"] for s in summaries],
                          ["200/s", "saturation"])
         for s in summaries:
-            for arm in ["tailgate", "read_door", "http_door"]:
+            for arm in ["tailgate", "grpc_front", "http_door"]:
                 self.assert_fields(s, [arm + "_cpu_us_per_read",
                                        arm + "_added_mean_us",
                                        arm + "_reads_ratio_to_direct",

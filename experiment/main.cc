@@ -93,9 +93,10 @@ ABSL_FLAG(std::string, sidecar_transport, "",
           "or unix (a Unix domain socket in $TMPDIR, or /tmp if that is "
           "unset or too long).");
 ABSL_FLAG(std::string, sidecar_door, "",
-          "Which gRPC door of each sidecar the read client calls: grpc "
-          "(default, the --listen server) or read (the read door on the "
-          "engine's loop, --read_listen, over --sidecar_transport). Not for "
+          "Which gRPC door of each sidecar the read client calls: listen "
+          "(default: --listen, served by its loop front), grpc (--listen "
+          "served by the gRPC library, --listen_front=grpc) or read (the read "
+          "door, --read_listen), over --sidecar_transport. Not for "
           "--scenario=cost, which reads every door.");
 ABSL_FLAG(std::string, sidecar_cpus, "",
           "CPUs each sidecar runs on: auto (default: for seed and "

@@ -32,8 +32,8 @@ absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
     return s;
   }
   const std::string config = absl::StrCat(
-      "daemon off; master_process off; worker_processes 1;\n",
-      "pid ", dir, "/nginx.pid; error_log ", dir, "/nginx.err;\n",
+      "daemon off; master_process off; worker_processes 1;\n", "pid ", dir,
+      "/nginx.pid; error_log ", dir, "/nginx.err;\n",
       "events { worker_connections 4096; }\n",
       "http {\n  access_log off; keepalive_requests 1000000000; ",
       "keepalive_timeout 60s;\n",

@@ -78,6 +78,9 @@ absl::StatusOr<std::unique_ptr<SidecarSession>> SidecarSession::Start(
   flags.insert(flags.end(), setup.extra_flags.begin(), setup.extra_flags.end());
   std::string socket_path;
   const bool read_door = setup.door == SidecarDoor::kRead;
+  if (setup.door == SidecarDoor::kGrpcFront) {
+    flags.push_back("--listen_front=grpc");
+  }
   if (setup.transport == SidecarTransport::kUnix) {
     absl::StatusOr<std::string> path = FreshSocketPath();
     if (!path.ok()) return path.status();

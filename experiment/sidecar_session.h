@@ -4,7 +4,8 @@
 // lines; with SidecarTransport::kUnix the read client's listener is a Unix
 // domain socket instead, a fresh path per session, removed when the
 // session ends; with SidecarDoor::kRead that listener is the read door,
-// --read_listen), a read client and an admin client connected to it, and the
+// --read_listen; with kGrpcFront, --listen is served by the gRPC library
+// alone, --listen_front=grpc), a read client and an admin client connected to it, and the
 // warm-up done (sequential fast reads, so that the gRPC channel and the
 // sidecar's connections to both replicas are open before the first
 // measured read).
@@ -52,7 +53,7 @@ struct SidecarSetup {
   std::vector<std::string> extra_flags;  // after the policy's flags
   int64_t warmup = 0;                    // REQUIRES: even
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
-  SidecarDoor door = SidecarDoor::kGrpc;                // the read client's
+  SidecarDoor door = SidecarDoor::kListen;                // the read client's
 };
 
 // Every sidecar the experiment starts is tuned as for a CPU of its own

@@ -2,8 +2,6 @@
 
 #include <dirent.h>
 #include <poll.h>
-
-#include <cstdint>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -12,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>

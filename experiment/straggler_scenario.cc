@@ -159,8 +159,7 @@ absl::Status RunStragglerScenario(const ExperimentConfig& config,
         .AddInt("requests", config.requests)
         .AddInt("warmup", config.warmup)
         .AddString("sidecar_transport", transport)
-        .AddString("sidecar_door",
-                   config.sidecar_door == SidecarDoor::kRead ? "read" : "grpc")
+        .AddString("sidecar_door", SidecarDoorName(config.sidecar_door))
         .AddString("sidecar_cpus",
                    config.sidecar_cpus.empty()
                        ? std::string("any")

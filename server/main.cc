@@ -17,6 +17,7 @@
 // A second signal exits at once with 128 + signal (143 / 130). Failing to
 // start (pinning to --cpus, the engine or a listener) exits 1.
 
+#include <grpcpp/server_posix.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,8 +29,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/server_posix.h>
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -487,10 +486,12 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   const auto now = absl::ToChronoTime(absl::Now());
   reads->acceptor.reset();  // no new connections from here on
   admin->acceptor.reset();
+  // The loop front first: it cancels what is left and closes its relays,
+  // so that it hands the gRPC server no connection once that shuts down.
+  listen_door.reset();
   reads->server->Shutdown(now);
   admin->server->Shutdown(now);
-  listen_door.reset();  // cancels what is left, before the engine goes
-  read_door.reset();
+  read_door.reset();  // cancels what is left, before the engine goes
   http_door.reset();
   http->reset();
   idle_trim.reset();  // its thread reads the engine

@@ -52,8 +52,8 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
         relay_callbacks_, &OnRelayDataChunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(relay_callbacks_,
                                                          &OnRelayFrame);
-    nghttp2_session_callbacks_set_on_stream_close_callback(
-        relay_callbacks_, &OnRelayStreamClose);
+    nghttp2_session_callbacks_set_on_stream_close_callback(relay_callbacks_,
+                                                           &OnRelayStreamClose);
     // The window is given back as the client takes the answer
     // (ReadRelayResponse), not as the relay receives it.
     nghttp2_option_set_no_auto_window_update(relay_options_, 1);

@@ -149,8 +149,8 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
     nghttp2_data_provider body;
     body.source.ptr = call;
     body.read_callback = &Impl::ReadAnswer;
-    if (nghttp2_submit_response(connection->wire.session, call->stream_id, headers,
-                                std::size(headers), &body) != 0) {
+    if (nghttp2_submit_response(connection->wire.session, call->stream_id,
+                                headers, std::size(headers), &body) != 0) {
       nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_INTERNAL_ERROR);
       return;

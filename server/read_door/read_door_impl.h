@@ -104,7 +104,7 @@ class ReadDoor::Impl {
     Impl* door;
     Wire wire;
     event* handshake_timer = nullptr;
-    event* send_timer = nullptr;  // armed while an answer is being sent
+    event* send_timer = nullptr;       // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
     // To the gRPC server, from the first relayed call on (options_.relay).
     std::unique_ptr<Relay> relay;

@@ -47,7 +47,8 @@ std::vector<nghttp2_nv> HeaderList(const Fields& fields) {
 
 template <typename T>
 T* StreamData(nghttp2_session* session, int32_t stream_id) {
-  return static_cast<T*>(nghttp2_session_get_stream_user_data(session, stream_id));
+  return static_cast<T*>(
+      nghttp2_session_get_stream_user_data(session, stream_id));
 }
 
 }  // namespace
@@ -355,6 +356,7 @@ ssize_t ReadDoor::Impl::ReadRelayRequest(nghttp2_session* session,
                                          void* user_data) noexcept {
   auto* relay = static_cast<Relay*>(user_data);
   Impl* self = relay->door;
+  self->door_thread_.AssertOnOwner();
   Call* call = StreamData<Call>(session, stream_id);
   if (call == nullptr) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
   Relayed& relayed = *call->relayed;
@@ -375,6 +377,7 @@ ssize_t ReadDoor::Impl::ReadRelayResponse(nghttp2_session* session,
                                           nghttp2_data_source*,
                                           void* user_data) noexcept {
   auto* connection = static_cast<Connection*>(user_data);
+  connection->door->door_thread_.AssertOnOwner();
   Call* call = StreamData<Call>(session, stream_id);
   if (call == nullptr || call->relayed == nullptr) {
     return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;

@@ -171,16 +171,21 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
     Relayed& relayed = *call->relayed;
     if (!relayed.server_open) return 0;  // the server has answered
     if (relayed.to_server.size() + length >
-            kMessagePrefixBytes +
-                static_cast<size_t>(self->options_.max_message_bytes) ||
-        self->request_bytes_ + static_cast<int64_t>(length) >
-            self->options_.max_request_bytes) {
+        kMessagePrefixBytes +
+            static_cast<size_t>(self->options_.max_message_bytes)) {
       self->FailRelayed(
-          call, absl::ResourceExhaustedError(absl::StrCat(
-                    "more than ", self->options_.max_message_bytes,
-                    " request bytes wait for the gRPC server on this call, "
-                    "or the door holds as many request bytes as it may "
-                    "(--max_grpc_memory_bytes)")));
+          call, absl::ResourceExhaustedError(
+                    absl::StrCat("more than ", self->options_.max_message_bytes,
+                                 " request bytes wait for the gRPC server on "
+                                 "this call")));
+      return 0;
+    }
+    if (self->request_bytes_ + static_cast<int64_t>(length) >
+        self->options_.max_request_bytes) {
+      self->FailRelayed(call,
+                        absl::ResourceExhaustedError(
+                            "the door holds as many request bytes as it may "
+                            "(--max_grpc_memory_bytes); try again"));
       return 0;
     }
     relayed.to_server.append(reinterpret_cast<const char*>(data), length);

@@ -128,11 +128,11 @@ absl::StatusOr<std::vector<std::string>> ReflectionListServices(
   grpc::ClientContext context;
   SetDeadline(context);
   grpc::CompletionQueue cq;
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(
-      &context,
-      absl::StrCat("/grpc.reflection.", version,
-                   ".ServerReflection/ServerReflectionInfo"),
-      &cq);
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context,
+                       absl::StrCat("/grpc.reflection.", version,
+                                    ".ServerReflection/ServerReflectionInfo"),
+                       &cq);
   grpc::ByteBuffer response;
   grpc::Status status;
   // ServerReflectionRequest{list_services: ""} is field 7.

@@ -60,8 +60,8 @@ class HealthWatch {
   grpc::CompletionQueue cq_;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
   grpc::ByteBuffer response_;
-  bool reading_ = false;  // a Read is outstanding
-  bool ended_ = false;    // no more Read
+  bool reading_ = false;   // a Read is outstanding
+  bool ended_ = false;     // no more Read
   bool finished_ = false;  // Finish has run: end_ is the stream's status
   absl::Status end_;
 };

@@ -1,7 +1,8 @@
-"""Hostile clients against the read door (--read_listen), which speaks
-HTTP/2 itself (nghttp2): the limits server/read_door/read_door.h promises,
-each checked with raw frames (raw_h2) against the real sidecar. The attacks
-both doors share are in hostile_clients_test.py.
+"""Hostile clients against the read door, which speaks HTTP/2 itself
+(nghttp2): the limits server/read_door/read_door.h promises, each checked
+with raw frames (raw_h2) against the real sidecar, on --read_listen; and
+its relay of every other call to the gRPC server, on --listen (the loop
+front). The attacks every door shares are in hostile_clients_test.py.
 """
 
 import re
@@ -278,6 +279,89 @@ class ReadDoorHostileClientTest(HostileTestCase):
         self.assertEqual(status, INVALID_ARGUMENT, text)
         connection.close()
         # Closing gave the bytes back: the door serves again.
+        self.assert_normal_read_works(sidecar)
+
+
+# grpc.reflection.v1: ServerReflectionRequest{file_containing_symbol (4)}.
+REFLECTION = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+
+
+def reflection_request(symbol):
+    return b"\x22" + bytes([len(symbol)]) + symbol
+
+
+class RelayHostileClientTest(HostileTestCase):
+    """The loop front's relay (--listen): calls of other methods, passed on
+    to the gRPC server, cannot make the door hold more than its bounds."""
+
+    DOOR = "loop"
+
+    def assert_relay_serves(self, sidecar):
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call(method=REFLECTION)
+        connection.send(stream, raw_h2.grpc_frame(
+            reflection_request(b"tailgate.v1.HedgedRead")), end=True)
+        status, text, reset = connection.finish(stream)
+        answer = connection.responses[stream]["data"]
+        connection.close()
+        self.assertEqual((status, reset), (OK, None), text)
+        self.assertIn(b"tailgate/v1/tailgate.proto", answer)
+
+    def test_a_relayed_message_of_2_gib_is_cut_off(self):
+        sidecar = self.start()
+        connection = raw_h2.Connection(sidecar.door)
+        stream = connection.start_call(method=REFLECTION)
+        # Announce 2 GiB and send 64 MiB of it: the door holds at most one
+        # message's worth for the server, which refuses it past 64 KiB.
+        connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
+        connection.send(stream, b"\0" * (64 * MIB), end=True)
+        status, text, reset = connection.finish(stream)
+        connection.close()
+        self.assertTrue(status == RESOURCE_EXHAUSTED or reset is not None,
+                        (status, text, reset))
+        self.assert_peak_below(sidecar, BASELINE)
+        self.report("relayed_length_prefix_2GiB", sidecar,
+                    "status=%s reset=%s" % (status, reset))
+        self.assert_relay_serves(sidecar)
+        self.assert_normal_read_works(sidecar)
+
+    def test_relayed_answers_nobody_reads_are_bounded_by_the_window(self):
+        sidecar = self.start("--max_streams_per_connection=256")
+        # A client that opens no flow-control window asks for the same
+        # file descriptors (about 3 KB each) 200 times over.
+        connection = raw_h2.Connection(sidecar.door, window=0)
+        streams = []
+        for _ in range(200):
+            stream = connection.start_call(method=REFLECTION)
+            connection.send(stream, raw_h2.grpc_frame(
+                reflection_request(b"tailgate.v1.HedgedRead")), end=True)
+            streams.append(stream)
+        # Reads keep flowing on the same connection meanwhile: their
+        # answers need no window beyond their own stream's... which is
+        # shut too, so another connection reads.
+        self.assert_normal_read_works(sidecar)
+        self.assert_peak_below(sidecar, BASELINE)
+        for stream in streams[:100]:
+            connection.reset(stream)
+        connection.close()
+        self.report("relayed_answers_unread_200", sidecar, "bounded")
+        self.assert_relay_serves(sidecar)
+
+    def test_a_client_resetting_relayed_calls_leaves_nothing_behind(self):
+        sidecar = self.start("--max_streams_per_connection=8")
+        connection = raw_h2.Connection(sidecar.door)
+        # 500 watches opened and reset at once: with 8 streams a
+        # connection, each reset must reach the server for the next to go.
+        for _ in range(500):
+            stream = connection.start_call(method="/grpc.health.v1.Health/Watch")
+            connection.send(stream, raw_h2.grpc_frame(b""), end=True)
+            connection.reset(stream)
+        stream = connection.start_call(method="/grpc.health.v1.Health/Check")
+        connection.send(stream, raw_h2.grpc_frame(b""), end=True)
+        status, text, reset = connection.finish(stream)
+        self.assertEqual((status, reset), (OK, None), text)
+        self.assertEqual(connection.responses[stream]["data"][5:], b"\x08\x01")
+        connection.close()
         self.assert_normal_read_works(sidecar)
 
 
