@@ -1,5 +1,9 @@
 #include "experiment/nginx_replicas.h"
 
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "absl/status/status.h"
@@ -18,6 +22,16 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// Run as root, nginx hands its temporary directories to "nobody", which a
+// sandbox's user namespace may not map: it keeps them as the user it is.
+std::string UserDirective() {
+  if (geteuid() != 0) return "";
+  const passwd* user = getpwuid(geteuid());
+  const group* group = getgrgid(getegid());
+  if (user == nullptr || group == nullptr) return "";
+  return absl::StrCat("user ", user->pw_name, " ", group->gr_name, ";\n");
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
@@ -32,7 +46,7 @@ absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
     return s;
   }
   const std::string config = absl::StrCat(
-      "daemon off; master_process off; worker_processes 1;\n", "pid ", dir,
+      UserDirective(), "daemon off; master_process off; worker_processes 1;\n", "pid ", dir,
       "/nginx.pid; error_log ", dir, "/nginx.err;\n",
       "events { worker_connections 4096; }\n",
       "http {\n  access_log off; keepalive_requests 1000000000; ",

@@ -130,6 +130,13 @@ class ReadDoor::Impl {
     // Request bytes the relay has not taken yet (counted in
     // request_bytes_).
     std::string to_server;
+    // The request's gRPC framing, followed as it passes: a message that
+    // announces more than max_message_bytes fails the call before the
+    // server buffers it. In a message's 5-byte prefix while message_left
+    // is 0.
+    uint8_t prefix[5] = {};
+    size_t prefix_seen = 0;
+    uint64_t message_left = 0;
     bool request_ended = false;
     // The answer's header fields as they arrive, then its trailers.
     std::vector<std::pair<std::string, std::string>> response_fields;
@@ -285,6 +292,10 @@ class ReadDoor::Impl {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // More of its request has arrived (or its end): passed on.
   void ForwardRequest(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Follows the messages in `data`, the next bytes of a relayed request;
+  // false once one announces more than max_message_bytes.
+  bool FollowRelayedFraming(Relayed& relayed, const uint8_t* data,
+                            size_t length) const;
   // Ends a relayed call that cannot go on: answered `status` if the client
   // has no response headers yet, else reset; its server stream is reset.
   void FailRelayed(Call* call, const absl::Status& status)

@@ -135,6 +135,38 @@ absl::Status ReadDoor::Impl::OpenRelay(Connection* connection) {
   return absl::OkStatus();
 }
 
+bool ReadDoor::Impl::FollowRelayedFraming(Relayed& relayed,
+                                          const uint8_t* data,
+                                          size_t length) const {
+  size_t i = 0;
+  while (i < length) {
+    if (relayed.message_left > 0) {
+      const size_t n = static_cast<size_t>(
+          std::min<uint64_t>(relayed.message_left, length - i));
+      relayed.message_left -= n;
+      i += n;
+      continue;
+    }
+    const size_t n = std::min(sizeof(relayed.prefix) - relayed.prefix_seen,
+                              length - i);
+    std::memcpy(relayed.prefix + relayed.prefix_seen, data + i, n);
+    relayed.prefix_seen += n;
+    i += n;
+    if (relayed.prefix_seen < sizeof(relayed.prefix)) break;
+    // The compressed flag, then the length, big-endian.
+    const uint64_t announced = (uint64_t{relayed.prefix[1]} << 24) |
+                               (uint64_t{relayed.prefix[2]} << 16) |
+                               (uint64_t{relayed.prefix[3]} << 8) |
+                               uint64_t{relayed.prefix[4]};
+    if (announced > static_cast<uint64_t>(options_.max_message_bytes)) {
+      return false;
+    }
+    relayed.message_left = announced;
+    relayed.prefix_seen = 0;
+  }
+  return true;
+}
+
 void ReadDoor::Impl::ForwardRequest(Call* call) {
   Relayed& relayed = *call->relayed;
   Connection* connection = call->connection;
@@ -332,20 +364,15 @@ int ReadDoor::Impl::OnRelayStreamClose(nghttp2_session* session,
   self->request_bytes_ -= static_cast<int64_t>(relayed.to_server.size());
   std::string().swap(relayed.to_server);
   if (relayed.response_ended || call->state != Call::State::kRelayed) return 0;
-  if (error_code == NGHTTP2_REFUSED_STREAM && !relayed.response_started) {
-    // The server did nothing with it: the client may retry, as it would
-    // had the door refused it.
-    call->state = Call::State::kAnswering;
-    nghttp2_submit_rst_stream(relay->connection->wire.session,
-                              NGHTTP2_FLAG_NONE, call->stream_id,
-                              NGHTTP2_REFUSED_STREAM);
-    FlushSoon(relay->connection->wire);
-    return 0;
-  }
-  self->FailRelayed(call, absl::UnavailableError(absl::StrCat(
-                              "the gRPC server behind this port reset the "
-                              "call (",
-                              nghttp2_http2_strerror(error_code), ")")));
+  // Reset by the server before its answer ended: the client's stream is
+  // reset with the same code, as the server would have reset it had it
+  // served the connection itself (REFUSED_STREAM: retry; ENHANCE_YOUR_CALM,
+  // its memory quota: RESOURCE_EXHAUSTED).
+  call->state = Call::State::kAnswering;
+  nghttp2_submit_rst_stream(
+      relay->connection->wire.session, NGHTTP2_FLAG_NONE, call->stream_id,
+      error_code != NGHTTP2_NO_ERROR ? error_code : NGHTTP2_INTERNAL_ERROR);
+  FlushSoon(relay->connection->wire);
   return 0;
 }
 

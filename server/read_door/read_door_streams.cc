@@ -170,6 +170,12 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
     if (call->state != Call::State::kRelayed) return 0;  // failed already
     Relayed& relayed = *call->relayed;
     if (!relayed.server_open) return 0;  // the server has answered
+    if (!self->FollowRelayedFraming(relayed, data, length)) {
+      self->FailRelayed(call, absl::ResourceExhaustedError(absl::StrCat(
+                                  "request message larger than ",
+                                  self->options_.max_message_bytes, " bytes")));
+      return 0;
+    }
     if (relayed.to_server.size() + length >
         kMessagePrefixBytes +
             static_cast<size_t>(self->options_.max_message_bytes)) {

@@ -311,17 +311,18 @@ class RelayHostileClientTest(HostileTestCase):
         sidecar = self.start()
         connection = raw_h2.Connection(sidecar.door)
         stream = connection.start_call(method=REFLECTION)
-        # Announce 2 GiB and send 64 MiB of it: the door holds at most one
-        # message's worth for the server, which refuses it past 64 KiB.
+        # Announce 2 GiB and send 64 MiB of it: the door follows the
+        # relayed messages' framing and fails the call at the prefix,
+        # before the server buffers any of it.
         connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
         connection.send(stream, b"\0" * (64 * MIB), end=True)
         status, text, reset = connection.finish(stream)
         connection.close()
-        self.assertTrue(status == RESOURCE_EXHAUSTED or reset is not None,
-                        (status, text, reset))
+        self.assertEqual(status, RESOURCE_EXHAUSTED, (text, reset))
+        self.assertIn("65536", text)
         self.assert_peak_below(sidecar, BASELINE)
         self.report("relayed_length_prefix_2GiB", sidecar,
-                    "status=%s reset=%s" % (status, reset))
+                    "RESOURCE_EXHAUSTED")
         self.assert_relay_serves(sidecar)
         self.assert_normal_read_works(sidecar)
 
