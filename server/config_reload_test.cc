@@ -177,7 +177,7 @@ TEST_F(ConfigReloadTest, UpstreamLimitsAreCheckedAtTheirEdges) {
 TEST_F(ConfigReloadTest, ChangedGlobalsAreNamedAsNeedingARestart) {
   Start("max_requests: 64\n" + Upstream("a", ""), {"timeout"});
   Write(path_, "max_requests: 65\nlisten: \"127.0.0.1:7001\"\n"
-               "timeout: \"3s\"\n" +
+               "listen_front: \"grpc\"\ntimeout: \"3s\"\n" +
                    Upstream("a", ""));
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
   EXPECT_EQ(engine_.upstream_updates().size(), 1u);  // upstreams still apply
@@ -185,7 +185,7 @@ TEST_F(ConfigReloadTest, ChangedGlobalsAreNamedAsNeedingARestart) {
   // per connection follow max_requests when not set.
   EXPECT_TRUE(absl::StrContains(LogText(),
                                 "event=config_reload_needs_restart "
-                                "fields=listen,max_requests,"
+                                "fields=listen,listen_front,max_requests,"
                                 "max_streams_per_connection "))
       << LogText();
 }

@@ -570,6 +570,19 @@ TEST(ServerConfigTest, HttpDoorFlags) {
 namespace tailgate::server {
 namespace {
 
+TEST(ServerConfigTest, ListenFrontIsTheLoopUnlessGrpcIsAsked) {
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->listen_front, ListenFront::kLoop);
+  RawFlags flags = Valid();
+  flags.listen_front = "grpc";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->listen_front, ListenFront::kGrpc);
+  flags.listen_front = "Loop";
+  EXPECT_EQ(ErrorOf(flags), "--listen_front: want loop or grpc, got \"Loop\"");
+}
+
 TEST(ServerConfigTest, ReadDoorFlags) {
   absl::StatusOr<ServerConfig> off = ConfigFromRawFlags(Valid());
   ASSERT_TRUE(off.ok()) << off.status();
