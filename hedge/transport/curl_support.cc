@@ -1,6 +1,7 @@
 #include "hedge/transport/curl_support.h"
 
 #include <curl/curl.h>
+#include <libssh2.h>
 
 #include <mutex>
 
@@ -45,7 +46,17 @@ absl::Status CheckCurlSupports(const EngineConfig& config) {
 
 void InitCurlOnce() {
   static std::once_flag curl_init;
-  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(curl_init, [] {
+    // curl_global_init calls libssh2_init(0), and libssh2 initialises
+    // OpenSSL on its first init: configuration file, every built-in engine,
+    // 1.4 MiB of libcrypto's pages kept resident for the process's life.
+    // libcurl never speaks scp or sftp here (CURLOPT_PROTOCOLS_STR is
+    // "http,https"), so libssh2 is initialised first without crypto; it
+    // counts initialisations and only the first one initialises crypto.
+    // Were it ever used, OpenSSL 3 initialises itself on first use.
+    libssh2_init(LIBSSH2_INIT_NO_CRYPTO);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+  });
 }
 
 }  // namespace tailgate::hedge::transport

@@ -16,7 +16,8 @@ namespace tailgate::hedge::transport {
 // knowledge (h2c) to an http:// replica before libcurl 8.0.0.
 absl::Status CheckCurlSupports(const EngineConfig& config);
 
-// curl_global_init, once per process.
+// curl_global_init, once per process, with libssh2 (libcurl's scp and
+// sftp, never used here) initialised first without crypto.
 void InitCurlOnce();
 
 }  // namespace tailgate::hedge::transport
