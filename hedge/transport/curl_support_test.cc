@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include <string>
+
 #include "gtest/gtest.h"
 #include "hedge/config/field_error.h"
 #include "hedge/hygiene/replica_url.h"
@@ -20,6 +22,19 @@ EngineConfig Http2To(const char* replicas, const char* name = "") {
 
 bool CurlReusesH2c() {
   return curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000;
+}
+
+// The sidecar links libcurl's GnuTLS flavour: the OpenSSL flavour
+// initialises OpenSSL in curl_global_init and keeps 1.7 MiB more resident
+// (docs/BENCHMARKS.md, "Memory: libcurl's GnuTLS flavour"). This fails if
+// the build links another flavour.
+TEST(CurlSupportTest, LinksTheGnuTlsFlavour) {
+  InitCurlOnce();
+  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
+  ASSERT_NE(curl->ssl_version, nullptr);
+  EXPECT_EQ(std::string(curl->ssl_version).rfind("GnuTLS/", 0), 0u)
+      << curl->ssl_version;
+  EXPECT_NE(curl->features & CURL_VERSION_SSL, 0);
 }
 
 TEST(CurlSupportTest, Http2OverTlsAndHttp1AreAlwaysSupported) {
