@@ -21,10 +21,22 @@ Action ArmHedgeTimer(absl::Time at) {
   return action;
 }
 
-Action Cancel(int attempt, bool timed_out) {
+Action Cancel(int attempt, bool failed) {
   Action action{Action::Type::kCancel};
   action.attempt = attempt;
-  action.timed_out = timed_out;
+  action.failed = failed;
+  return action;
+}
+
+Action ArmGiveUpTimer(absl::Time at) {
+  Action action{Action::Type::kArmGiveUpTimer};
+  action.at = at;
+  return action;
+}
+
+Action Abandon(int attempt) {
+  Action action{Action::Type::kAbandon};
+  action.attempt = attempt;
   return action;
 }
 
@@ -107,7 +119,7 @@ Actions ReadDecision::Start(absl::Time now) {
   }
   std::optional<Permit> permit = policy_.limits->TryStartAttempt();
   if (!permit.has_value()) {
-    policy_.picker->breaker(pick->replica).OnCancel(pick->ticket);
+    policy_.picker->OnCancel(pick->replica, pick->ticket);
     FinishWithError(ReadError::kOverloaded, out);
     return out;
   }
@@ -119,6 +131,30 @@ Actions ReadDecision::Start(absl::Time now) {
   if (!options_.hedge_disabled) {
     out.push_back(ArmHedgeTimer(now + options_.hedge_delay));
   }
+  if (options_.give_up_after.has_value()) {
+    out.push_back(ArmGiveUpTimer(now + *options_.give_up_after));
+  }
+  return out;
+}
+
+Actions ReadDecision::OnGiveUp(absl::Time now) {
+  Actions out;
+  if (finished_ || launched_ != 1 || !attempts_[0].in_flight ||
+      extra_decided_) {
+    return out;
+  }
+  TryLaunchExtra(AttemptKind::kFallback, now, out);
+  if (launched_ < 2) {
+    // Nothing to replace it with: the primary goes on, and a fallback may
+    // still follow its failure.
+    extra_decided_ = false;
+    return out;
+  }
+  Attempt& primary = attempts_[0];
+  primary.in_flight = false;
+  primary.permit.Release();
+  policy_.picker->OnFailure(primary.replica, primary.ticket, now);
+  out.push_back(Abandon(0));
   return out;
 }
 
@@ -155,16 +191,16 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   Attempt& done = attempts_[attempt];
   done.in_flight = false;
   done.permit.Release();
-  CircuitBreaker& breaker = policy_.picker->breaker(done.replica);
+  ReplicaPicker& picker = *policy_.picker;
   if (outcome == AttemptOutcome::kSuccess) {
-    breaker.OnSuccess(done.ticket, now);
+    picker.OnSuccess(done.replica, done.ticket, now);
     ReportHedge(/*won=*/attempt == 1);
-    CancelInFlight(out, now);
+    CancelInFlight(out, now, Blame::kLostRace);
     out.push_back(FinishWith(attempt));
     finished_ = true;
     return out;
   }
-  breaker.OnFailure(done.ticket, now);
+  picker.OnFailure(done.replica, done.ticket, now);
   if (outcome == AttemptOutcome::kServerError) last_server_error_ = attempt;
   if (outcome == AttemptOutcome::kTooLarge) saw_too_large_ = true;
   // The primary failed before the hedge timer: fall back at once.
@@ -177,7 +213,9 @@ Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
   Actions out;
   if (finished_) return out;
   ReportHedge(/*won=*/false);
-  CancelInFlight(out, now, source == DeadlineSource::kSidecarTimeout);
+  CancelInFlight(out, now,
+                 source == DeadlineSource::kSidecarTimeout ? Blame::kTimeout
+                                                           : Blame::kNone);
   FinishWithError(ReadError::kDeadlineExceeded, out);
   return out;
 }
@@ -185,7 +223,7 @@ Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
 Actions ReadDecision::OnCancel(absl::Time now) {
   Actions out;
   if (finished_) return out;
-  CancelInFlight(out, now);
+  CancelInFlight(out, now, Blame::kNone);
   FinishWithError(ReadError::kCancelled, out);
   return out;
 }
@@ -258,19 +296,29 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
 }
 
 void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
-                                  bool timed_out) {
+                                  Blame blame) {
   for (int i = 0; i < launched_; ++i) {
     Attempt& attempt = attempts_[i];
     if (!attempt.in_flight) continue;
     attempt.in_flight = false;
     attempt.permit.Release();
-    CircuitBreaker& breaker = policy_.picker->breaker(attempt.replica);
-    const bool blamed =
-        timed_out && now - attempt.started >= options_.timeout_blame_age;
+    const absl::Duration ran = now - attempt.started;
+    bool blamed = false;
+    switch (blame) {
+      case Blame::kNone:
+        break;
+      case Blame::kTimeout:
+        blamed = ran >= options_.timeout_blame_age;
+        break;
+      case Blame::kLostRace:
+        blamed = options_.give_up_after.has_value() &&
+                 ran >= *options_.give_up_after;
+        break;
+    }
     if (blamed) {
-      breaker.OnFailure(attempt.ticket, now);
+      policy_.picker->OnFailure(attempt.replica, attempt.ticket, now);
     } else {
-      breaker.OnCancel(attempt.ticket);
+      policy_.picker->OnCancel(attempt.replica, attempt.ticket);
     }
     out.push_back(Cancel(i, blamed));
   }

@@ -6,10 +6,17 @@
 // read). It does no I/O and reads no clock.
 //
 // Rules (the request lifecycle):
-//  - Start picks the primary by rotation among eligible circuits and takes an
-//    attempt permit; no replica -> finish kNoReplica; no permit ->
-//    kOverloaded. Unless hedging is disabled for the read, it arms the hedge
-//    timer at now + hedge_delay.
+//  - Start picks the primary (ReplicaPicker: power of two choices among
+//    serving replicas) and takes an attempt permit; no replica -> finish
+//    kNoReplica; no permit -> kOverloaded. Unless hedging is disabled for
+//    the read, it arms the hedge timer at now + hedge_delay; with a
+//    give_up_after, it arms the give-up timer at now + give_up_after.
+//  - Give-up: when the give-up timer fires with the primary still the only
+//    attempt in flight, the read tries a fallback (kind kFallback, on the
+//    retry budget, as below). If one is launched, the primary is abandoned
+//    (kAbandon) and counted as a failure of its replica; if none can be
+//    (no replica, capacity or retry credit), the primary goes on and the
+//    decision stays open. A hedge already in flight is left to race.
 //  - At most one extra attempt, on a replica other than the primary's: when
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
@@ -31,7 +38,9 @@
 //    then fails, the fallback is tried with the budget and capacity of
 //    that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
-//    flight is cancelled before the read finishes. A read whose timer hedge
+//    flight is cancelled before the read finishes. A loser that had run
+//    past give_up_after lost by hanging: it counts as a failure of its
+//    replica (kCancel with `failed`). A read whose timer hedge
 //    was launched tells its tenant's payoff gate whether the hedge won; so does
 //    one whose deadline came first (a loss). A caller's cancel, and both
 //    attempts failing, tell it nothing.
@@ -40,7 +49,8 @@
 //    an attempt was over the size limit; else kUpstreamFailure.
 //  - Deadline and caller cancel cancel every attempt in flight and finish
 //    with kDeadlineExceeded / kCancelled.
-//  - Each attempt's outcome goes to its replica's breaker with its ticket;
+//  - Each attempt's outcome goes to its replica's breaker, through the
+//    picker (which applies the set's ejection guard rails), with its ticket;
 //    a cancelled attempt is neutral, except one still in flight when the
 //    sidecar's own timeout runs out after it ran for at least
 //    timeout_blame_age: that replica failed to answer in time and it counts
@@ -111,8 +121,14 @@ struct Action {
     kLaunch,         // start attempt `attempt` on `replica`, of `kind`
     kArmHedgeTimer,  // call OnHedgeTimer at `at`
     kCancel,         // abort attempt `attempt` (its permit is released);
-                     // `timed_out`: it failed by the sidecar's timeout.
-                     // Only as the read ends: a kFinish follows.
+                     // `failed`: it counts as a failure of its replica
+                     // (the sidecar's timeout, or a race lost past the
+                     // give-up point). Only as the read ends: a kFinish
+                     // follows.
+    kArmGiveUpTimer,  // call OnGiveUp at `at`
+    kAbandon,         // the primary `attempt` was given up: abort it now
+                      // (its permit is released; it failed); the read
+                      // goes on with its fallback
     kExtraSkipped,   // informational: no extra attempt, for `skip`
     kFinish,         // the read is over: see `attempt` / `error`
   };
@@ -124,7 +140,7 @@ struct Action {
   absl::Time at;                                  // kArmHedgeTimer
   SkipReason skip = SkipReason::kNoReplica;       // kExtraSkipped
   ReadError error = ReadError::kUpstreamFailure;  // kFinish, attempt == -1
-  bool timed_out = false;                         // kCancel
+  bool failed = false;                            // kCancel
 };
 
 // Whose deadline ran out (see the rules above).
@@ -162,6 +178,9 @@ struct ReadOptions {
   // (adaptive_hedge_delay.h): twice the delay, and half the burst.
   absl::Duration late_hedge_delay = absl::ZeroDuration();
   double hedge_reserve = 0;
+  // How long the primary may run before the read gives up on it
+  // (hedge/health/give_up_point.h); nullopt: never.
+  std::optional<absl::Duration> give_up_after;
 };
 
 class ReadDecision {
@@ -174,6 +193,7 @@ class ReadDecision {
   // REQUIRES: called once, before any other event.
   Actions Start(absl::Time now);
   Actions OnHedgeTimer(absl::Time now);
+  Actions OnGiveUp(absl::Time now);
   // REQUIRES: `attempt` was launched and neither finished nor cancelled,
   // unless the read has finished (then it is ignored).
   Actions OnAttemptDone(int attempt, AttemptOutcome outcome, absl::Time now);
@@ -200,9 +220,13 @@ class ReadDecision {
   // Takes the credit an extra attempt of `kind` costs; the reason when
   // there is none (and nothing taken, except as noted in the .cc).
   std::optional<SkipReason> TakeCredit(AttemptKind kind, absl::Time now);
-  // `timed_out`: each attempt in flight failed (sidecar timeout) rather
-  // than being cancelled.
-  void CancelInFlight(Actions& out, absl::Time now, bool timed_out = false);
+  // Which attempts in flight count as failures rather than cancelled.
+  enum class Blame {
+    kNone,      // the caller's cancel or deadline: neutral
+    kTimeout,   // the sidecar's timeout: those old enough to have answered
+    kLostRace,  // the other attempt won: those past the give-up point
+  };
+  void CancelInFlight(Actions& out, absl::Time now, Blame blame);
   void FinishWithError(ReadError error, Actions& out);
   // Tells the payoff gate how a launched timer hedge did.
   void ReportHedge(bool won);

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hedge/config/field_error.h"
+#include "hedge/hygiene/http_hygiene.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -85,6 +86,15 @@ absl::Status ValidateUpstream(const UpstreamConfig& upstream,
   }
   if (absl::Status s = ValidateCircuitConfig(upstream.circuit); !s.ok()) {
     return s;
+  }
+  if (absl::Status s = ValidateGiveUpConfig(upstream.give_up); !s.ok()) {
+    return s;
+  }
+  if (!upstream.probe_path.empty()) {
+    if (absl::Status s = hygiene::ValidateRequestTarget(upstream.probe_path);
+        !s.ok()) {
+      return FieldError("probe_path", s.message());
+    }
   }
   if (upstream.hedge_delay <= absl::ZeroDuration()) {
     return FieldError("hedge_delay",

@@ -30,6 +30,7 @@
 #include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
+#include "hedge/health/give_up_point.h"
 #include "hedge/hedge_budget.h"
 #include "hedge/hygiene/replica_url.h"
 #include "hedge/retry_budget.h"
@@ -47,7 +48,17 @@ struct UpstreamConfig {
   std::vector<hygiene::ReplicaUrl> replicas;
   HedgeBudgetConfig budget;  // timer hedges
   RetryBudgetConfig retry;   // failure fallbacks
+  // Each replica's health: ejection on outcome, probes, ramp-up; and the
+  // set's ejection cap (max_ejected_share).
   CircuitConfig circuit;
+  // When a read stops waiting for its primary (health/give_up_point.h).
+  GiveUpConfig give_up;
+  // How an ejected replica is probed: "" sends a copy of a live read of
+  // this set beside the read's own attempt (nothing is sent while no read
+  // comes); otherwise a GET (HEAD with probe_head) of this origin-form
+  // target, as soon as the ejection is over.
+  std::string probe_path;
+  bool probe_head = false;
   // The delay before a hedge; with adaptive_delay.enabled, the delay is
   // learned from the upstream's primaries instead (adaptive_hedge_delay.h).
   absl::Duration hedge_delay = absl::Milliseconds(25);
@@ -109,7 +120,10 @@ inline constexpr absl::Duration kPreconnectRefillDelay = absl::Milliseconds(1);
 // field: `replicas`, `hedge_delay`, `hedge_delay_min` and `hedge_delay_max`
 // (checked when the adaptive delay is on), `hedge_fraction`, `hedge_burst`,
 // `retry_fraction`, `retry_per_second`, `retry_window`, `tenant_share`,
-// `failure_threshold`, `cooldown`, `preconnect`, `timeout`,
+// `failure_threshold`, `cooldown`, `ejection_failure_rate`,
+// `ejection_min_requests`, `ejection_window`, `max_ejection_time`,
+// `probe_successes`, `ramp_up`, `max_ejected_share`, `give_up_factor`,
+// `give_up_min`, `give_up_max`, `probe_path`, `preconnect`, `timeout`,
 // `max_response_bytes`, `max_requests`, `refresh_interval`, `upstreams`
 // (duplicate names), `max_requests`, `max_attempts`, `max_response_bytes`,
 // `timeout`,

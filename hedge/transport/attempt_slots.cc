@@ -26,6 +26,7 @@ void AttemptSlotPool::Release(AttemptSlot* slot) {
   assert(!slot->in_multi);
   slot->read = nullptr;
   slot->index = -1;
+  slot->probe = nullptr;
   slot->http.ReleaseBody();
   free_.push_back(slot);
 }

@@ -85,6 +85,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // An attempt that had half the sidecar's timeout and did not answer
   // has failed; a younger one (a late fallback or hedge) had no chance.
   options.timeout_blame_age = upstream->timeout() / 2;
+  options.give_up_after = upstream->GiveUpAfter(now);
 
   // Counted before the loop can see the read: it may finish at once, and
   // its own admission's credit may pay for its hedge.

@@ -115,10 +115,11 @@ using ReadCallback = absl::AnyInvocable<void(absl::StatusOr<EngineResponse>)>;
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
+  // A replica's health changed (serving, ejected, probing); see
+  // CircuitBreaker. Called on the thread that reported the outcome.
   virtual void OnCircuitTransition(const std::string& upstream,
                                    const std::string& replica,
-                                   CircuitState from, CircuitState to,
-                                   uint64_t generation) = 0;
+                                   const CircuitTransition& transition) = 0;
 };
 
 class Engine {

@@ -18,6 +18,9 @@ void ReplicaCounters::CopyTo(ReplicaSnapshot& replica) const {
   replica.attempts_fallback =
       Load(attempts[static_cast<int>(AttemptKind::kFallback)]);
   replica.failures = Load(failures);
+  replica.give_ups = Load(give_ups);
+  replica.probes_passed = Load(probes_passed);
+  replica.probes_failed = Load(probes_failed);
   replica.in_flight = Load(in_flight);
   replica.attempt_duration = attempt_duration.Snapshot();
 }
@@ -69,6 +72,8 @@ void UpstreamCounters::CopyTo(UpstreamSnapshot& upstream) const {
   upstream.timer_hedges = timer_hedges.load(std::memory_order_relaxed);
   upstream.timer_hedge_wins = timer_hedge_wins.load(std::memory_order_relaxed);
   upstream.late_hedge_waits = late_hedge_waits.load(std::memory_order_relaxed);
+  upstream.give_up_fallbacks =
+      give_up_fallbacks.load(std::memory_order_relaxed);
   upstream.loser_bytes = loser_bytes.load(std::memory_order_relaxed);
   upstream.losers_released = losers_released.load(std::memory_order_relaxed);
   upstream.loser_release_total =

@@ -21,6 +21,9 @@ namespace tailgate::hedge::transport {
 struct ReplicaCounters {
   std::array<std::atomic<uint64_t>, 3> attempts{};  // by AttemptKind
   std::atomic<uint64_t> failures{0};
+  std::atomic<uint64_t> give_ups{0};
+  std::atomic<uint64_t> probes_passed{0};
+  std::atomic<uint64_t> probes_failed{0};
   std::atomic<int64_t> in_flight{0};
   LatencyHistogram attempt_duration;
 
@@ -40,6 +43,7 @@ struct UpstreamCounters {
   std::atomic<uint64_t> timer_hedges{0};
   std::atomic<uint64_t> timer_hedge_wins{0};
   std::atomic<uint64_t> late_hedge_waits{0};
+  std::atomic<uint64_t> give_up_fallbacks{0};
   std::atomic<uint64_t> loser_bytes{0};
   std::atomic<uint64_t> losers_released{0};
   std::atomic<int64_t> loser_release_nanos{0};

@@ -39,10 +39,20 @@
 
 namespace tailgate::hedge::transport {
 
-enum class TimerKind : uint64_t { kHedge = 0, kDeadline = 1 };
+// A timer's key: the read's (or probe's) id and what the timer is for.
+enum class TimerKind : uint64_t {
+  kHedge = 0,
+  kDeadline = 1,
+  kGiveUp = 2,  // the read's give-up point
+  kProbe = 3,   // a probe's give-up point (the id is the probe's)
+};
 
-inline uint64_t TimerKey(uint64_t read_id, TimerKind kind) {
-  return (read_id << 1) | static_cast<uint64_t>(kind);
+inline uint64_t TimerKey(uint64_t id, TimerKind kind) {
+  return (id << 2) | static_cast<uint64_t>(kind);
+}
+inline uint64_t TimerId(uint64_t key) { return key >> 2; }
+inline TimerKind TimerKindOf(uint64_t key) {
+  return static_cast<TimerKind>(key & 3);
 }
 
 inline constexpr char kShuttingDown[] = "tailgate is shutting down";
@@ -103,7 +113,12 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // A cancelled attempt is uncounted at once, but its handle is detached
   // (closing its connection) only by Finish, after the caller has heard
   // back: the answer does not wait for the connection's teardown.
-  void CancelAttempt(Read& read, const Action& action)
+  // `neutral`: the caller ended the read, so how long the attempt had
+  // run says nothing of its replica.
+  void CancelAttempt(Read& read, const Action& action, bool neutral)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // The primary given up for a fallback: detached and released at once.
+  void AbandonAttempt(Read& read, const Action& action)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void Finish(Read& read, const Action& action)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
@@ -113,6 +128,23 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
 
   void Start(std::unique_ptr<Read> read, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+
+  // Probes (engine_probes.cc). `mirror`: the read to copy when the
+  // upstream has no probe_path (null: send only a synthetic probe).
+  void MaybeProbe(const std::shared_ptr<Upstream>& upstream,
+                  const EngineRead* mirror, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Synthetic probes that are due; returns when the next one will be.
+  absl::Time ProbeDueUpstreams(const UpstreamSet& set, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void OnProbeDone(AttemptSlot* slot, CURLcode result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  void OnProbeGiveUp(uint64_t probe_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Ends `probe`: reports `outcome` (nullopt: cancelled, neutral) and frees
+  // it.
+  void EndProbe(Probe& probe, std::optional<AttemptOutcome> outcome,
+                absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void CountFailure(Upstream& upstream, size_t replica);
   void Uncount(ReplicaCounters& replica);
   void Detach(AttemptSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
@@ -136,6 +168,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // Loop thread only: the first callback binds the checker to it.
   ThreadChecker loop_thread_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
+      ABSL_GUARDED_BY(loop_thread_);
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Probe>> probes_
       ABSL_GUARDED_BY(loop_thread_);
   AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
   std::atomic<uint64_t> attempt_slots_{0};  // slots_.size(), for Snapshot

@@ -42,6 +42,9 @@ void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
   Read& read = *owned;
   reads_.emplace(read.id, std::move(owned));
   loop_.ArmTimer(read.deadline, TimerKey(read.id, TimerKind::kDeadline));
+  // A replica whose ejection is over gets its probe beside this read's
+  // own attempt (a copy of it, unless the upstream has a probe path).
+  MaybeProbe(read.held_upstream, &read.request, now);
   // From admission, like the deadline: the hedge delay counts the time
   // the read waited for this loop thread to wake up.
   Execute(read, read.decision.Start(read.admitted));
@@ -49,12 +52,19 @@ void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
 
 void EngineImpl::OnTimer(uint64_t key) {
   loop_thread_.AssertOnOwner();
-  auto it = reads_.find(key >> 1);
+  const TimerKind kind = TimerKindOf(key);
+  if (kind == TimerKind::kProbe) {
+    OnProbeGiveUp(TimerId(key));
+    return;
+  }
+  auto it = reads_.find(TimerId(key));
   if (it == reads_.end()) return;  // finished before its timer
   Read& read = *it->second;
   const absl::Time now = clock_.Now();
-  if (static_cast<TimerKind>(key & 1) == TimerKind::kDeadline) {
+  if (kind == TimerKind::kDeadline) {
     Execute(read, read.decision.OnDeadline(now, read.deadline_source));
+  } else if (kind == TimerKind::kGiveUp) {
+    Execute(read, read.decision.OnGiveUp(now));
   } else {
     const Actions actions = read.decision.OnHedgeTimer(now);
     for (const Action& action : actions) {
@@ -72,13 +82,22 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
   void* owner = nullptr;
   curl_easy_getinfo(easy, CURLINFO_PRIVATE, &owner);
   auto* slot = static_cast<AttemptSlot*>(owner);
+  if (slot->probe != nullptr) {
+    OnProbeDone(slot, result);
+    return;
+  }
   Detach(slot);
   Read& read = *slot->read;
   const AttemptOutcome outcome = slot->http.Classify(result);
   const absl::Time now = clock_.Now();
   ReplicaCounters& replica = read.counters(slot->index);
   replica.attempt_duration.Record(now - slot->started);
-  if (outcome != AttemptOutcome::kSuccess) {
+  ReplicaLoad& load = read.upstream.load(read.replica(slot->index));
+  if (outcome == AttemptOutcome::kSuccess) {
+    load.End(slot->started, now, ReplicaLoad::Ending::kAnswered);
+    read.upstream.give_up().ObserveAnswer(now, now - slot->started);
+  } else {
+    load.End(slot->started, now, ReplicaLoad::Ending::kFailed);
     CountFailure(read.upstream, read.replica(slot->index));
     read.upstream.warm().ForgetPeerOf(easy);
   }
@@ -115,7 +134,7 @@ absl::Time EngineImpl::BeforeWait() {
   for (const auto& upstream : set->all()) {
     next = std::min(next, upstream->warm().Refill());
   }
-  return next;
+  return std::min(next, ProbeDueUpstreams(*set, clock_.Now()));
 }
 
 void EngineImpl::OnStop() {
@@ -135,10 +154,20 @@ void EngineImpl::OnStop() {
       Execute(*it->second, it->second->decision.OnCancel(now));
     }
   }
+  ids.clear();
+  for (const auto& [id, probe] : probes_) ids.push_back(id);
+  for (uint64_t id : ids) EndProbe(*probes_[id], std::nullopt, now);
 }
 
 void EngineImpl::Execute(Read& read, const Actions& actions) {
   int failed_launch = -1;
+  // The caller's cancel: the attempts it cuts short say nothing of their
+  // replicas' speed.
+  const bool caller_cancel =
+      std::any_of(actions.begin(), actions.end(), [](const Action& action) {
+        return action.type == Action::Type::kFinish && action.attempt < 0 &&
+               action.error == ReadError::kCancelled;
+      });
   for (const Action& action : actions) {
     switch (action.type) {
       case Action::Type::kLaunch:
@@ -147,8 +176,14 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
       case Action::Type::kArmHedgeTimer:
         loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
         break;
+      case Action::Type::kArmGiveUpTimer:
+        loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kGiveUp));
+        break;
       case Action::Type::kCancel:
-        CancelAttempt(read, action);
+        CancelAttempt(read, action, caller_cancel);
+        break;
+      case Action::Type::kAbandon:
+        AbandonAttempt(read, action);
         break;
       case Action::Type::kExtraSkipped:
         counters_.CountSkip(action.skip);
@@ -202,26 +237,51 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
     return false;
   }
   slot->in_multi = true;
+  upstream.load(action.replica).Begin(slot->started);
   Bump(replica.in_flight, int64_t{1});
   Bump(counters_.in_flight_attempts, int64_t{1});
   return true;
 }
 
-void EngineImpl::CancelAttempt(Read& read, const Action& action) {
+void EngineImpl::CancelAttempt(Read& read, const Action& action,
+                               bool neutral) {
   // Always followed by the read's kFinish, which detaches the handle.
   AttemptSlot* slot = read.slots[action.attempt];
-  if (action.timed_out) {
+  if (action.failed) {
     CountFailure(read.upstream, read.replica(action.attempt));
     if (slot != nullptr) read.upstream.warm().ForgetPeerOf(slot->http.handle());
   }
   if (slot == nullptr) return;
   Uncount(read.counters(action.attempt));
+  const absl::Time now = clock_.Now();
+  read.upstream.load(read.replica(action.attempt))
+      .End(slot->started, now,
+           neutral ? ReplicaLoad::Ending::kNoSample
+                   : ReplicaLoad::Ending::kCutShort);
   if (action.attempt == 0) {
     // Cut short: an answer would have taken longer than this.
-    const absl::Time now = clock_.Now();
     read.upstream.delay().ObservePrimary(
         now, now - slot->started, HedgeDelayPolicy::PrimaryEnd::kCensored);
   }
+}
+
+void EngineImpl::AbandonAttempt(Read& read, const Action& action) {
+  Upstream& upstream = read.upstream;
+  const size_t replica = read.replica(action.attempt);
+  CountFailure(upstream, replica);
+  Bump(upstream.counters(replica).give_ups);
+  Bump(upstream.totals().give_up_fallbacks);
+  AttemptSlot* slot = read.slots[action.attempt];
+  if (slot == nullptr) return;
+  const absl::Time now = clock_.Now();
+  Uncount(upstream.counters(replica));
+  upstream.load(replica).End(slot->started, now,
+                             ReplicaLoad::Ending::kCutShort);
+  upstream.delay().ObservePrimary(now, now - slot->started,
+                                  HedgeDelayPolicy::PrimaryEnd::kCensored);
+  upstream.warm().ForgetPeerOf(slot->http.handle());
+  Detach(slot);
+  slots_.Release(std::exchange(read.slots[action.attempt], nullptr));
 }
 
 void EngineImpl::Finish(Read& read, const Action& action) {
@@ -252,6 +312,7 @@ void EngineImpl::Finish(Read& read, const Action& action) {
   // Its timers would only wake the loop for nothing.
   loop_.CancelTimer(TimerKey(read.id, TimerKind::kHedge));
   loop_.CancelTimer(TimerKey(read.id, TimerKind::kDeadline));
+  loop_.CancelTimer(TimerKey(read.id, TimerKind::kGiveUp));
   std::unique_ptr<Read> owned = std::move(reads_.extract(read.id).mapped());
   // Free the max_requests slot before the caller hears back, so a caller that
   // reads sequentially is never refused by its own previous read.

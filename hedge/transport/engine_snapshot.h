@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "hedge/circuit_breaker.h"
+#include "hedge/health/replica_load.h"
 #include "hedge/latency_histogram.h"
 #include "hedge/transport/warm_connection_stats.h"
 
@@ -20,11 +21,16 @@ struct ReplicaSnapshot {
   std::string upstream;
   std::string url;      // as configured, or NAME@ADDRESS (ReplicaLabel)
   std::string address;  // the address found for a resolved name, else ""
-  CircuitSnapshot circuit;
+  CircuitSnapshot circuit;  // state (serving/ejected/probing), ejections
+  ReplicaLoadSnapshot load;  // what choosing it costs now
   uint64_t attempts_primary = 0;
   uint64_t attempts_hedge = 0;
   uint64_t attempts_fallback = 0;
   uint64_t failures = 0;
+  uint64_t give_ups = 0;  // its primaries abandoned at the give-up point
+  // Probes sent to it while ejected, and how they ended.
+  uint64_t probes_passed = 0;
+  uint64_t probes_failed = 0;
   int64_t in_flight = 0;
   HistogramSnapshot attempt_duration;
 };
@@ -38,6 +44,12 @@ struct UpstreamSnapshot {
   double hedge_credits = 0;  // for timer hedges
   double retry_credits = 0;  // for failure fallbacks
   absl::Duration hedge_delay;  // the delay a read without its own gets now
+  // The give-up point in force now (hedge/health/give_up_point.h): zero
+  // when giving up is off; learned, or its configured max until then.
+  absl::Duration give_up_after;
+  bool give_up_learned = false;
+  // Primaries abandoned at the give-up point for a fallback.
+  uint64_t give_up_fallbacks = 0;
   uint64_t replicas = 0;       // in the current set (resolved names expanded)
   uint64_t dns_refresh_failures = 0;  // failed or empty lookups of its names
   bool hedge_delay_auto = false;  // learned (--hedge_delay=auto) or fixed

@@ -11,7 +11,9 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "hedge/admission_limits.h"
@@ -23,12 +25,15 @@
 namespace tailgate::hedge::transport {
 
 struct Read;
+struct Probe;
 
-// A pooled transfer slot: which read and which of its attempts it serves.
+// A pooled transfer slot: which read and which of its attempts it serves,
+// or which probe.
 struct AttemptSlot {
   HttpAttempt http;
   Read* read = nullptr;
   int index = -1;
+  Probe* probe = nullptr;  // set instead of `read` for a probe
   absl::Time started;
   bool in_multi = false;  // added to the multi handle and not removed yet
 };
@@ -81,6 +86,23 @@ struct Read {
   const DeadlineSource deadline_source;  // whose deadline `deadline` is
   ReadDecision decision;
   std::array<AttemptSlot*, kMaxAttempts> slots{};  // null: none in flight
+};
+
+// A probe of an ejected replica (CircuitBreaker): a transfer of the
+// engine's own, never a user's attempt. It carries its own copy of what
+// it sends, since the read it may copy can end first.
+struct Probe {
+  uint64_t id = 0;
+  std::shared_ptr<Upstream> upstream;  // the generation it was sent in
+  size_t replica = 0;
+  CircuitTicket ticket;
+  Permit permit;  // an attempt slot of max_attempts
+  bool head = false;
+  std::string target;
+  std::vector<hygiene::HttpHeader> headers;
+  AttemptSlot* slot = nullptr;  // null once released
+  // Past this it has failed: it ran past the upstream's give-up point.
+  absl::Time give_up_at;
 };
 
 }  // namespace tailgate::hedge::transport

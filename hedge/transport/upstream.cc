@@ -9,7 +9,15 @@ namespace tailgate::hedge::transport {
 namespace {
 
 bool SameCircuit(const CircuitConfig& a, const CircuitConfig& b) {
-  return a.failure_threshold == b.failure_threshold && a.cooldown == b.cooldown;
+  return a.failure_threshold == b.failure_threshold &&
+         a.cooldown == b.cooldown && a.failure_rate == b.failure_rate &&
+         a.min_requests == b.min_requests && a.window == b.window &&
+         a.max_ejection_time == b.max_ejection_time &&
+         a.probe_successes == b.probe_successes && a.ramp_up == b.ramp_up;
+}
+
+bool SameGiveUp(const GiveUpConfig& a, const GiveUpConfig& b) {
+  return a.factor == b.factor && a.min == b.min && a.max == b.max;
 }
 
 bool SameBudget(const HedgeBudgetConfig& a, const HedgeBudgetConfig& b) {
@@ -77,6 +85,10 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
       });
   payoff_ = CarriedOver(previous != nullptr ? &previous->payoff_ : nullptr,
                         true, [] { return std::make_shared<TenantPayoff>(); });
+  give_up_ = CarriedOver(
+      previous != nullptr ? &previous->give_up_ : nullptr,
+      before != nullptr && SameGiveUp(before->give_up, config.give_up),
+      [&] { return std::make_shared<GiveUpPoint>(config.give_up); });
   if (config.max_requests > 0) {
     requests_ = CarriedOver(
         previous != nullptr ? &previous->requests_ : nullptr,
@@ -94,13 +106,14 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
       });
 
   std::vector<CircuitBreaker*> breakers;
+  std::vector<ReplicaLoad*> loads;
   for (const hygiene::ReplicaUrl& replica : config_.replicas) {
     std::string label = hygiene::ReplicaLabel(replica);
     std::shared_ptr<ReplicaState> state;
     if (previous != nullptr) {
       auto it = previous->index_of_label_.find(label);
       if (it != previous->index_of_label_.end() &&
-          SameCircuit(previous->replicas_[it->second]->circuit,
+          SameCircuit(previous->replicas_[it->second]->breaker.config(),
                       config.circuit)) {
         state = previous->replicas_[it->second];
       }
@@ -108,10 +121,9 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
     if (state == nullptr) {
       CircuitBreaker::TransitionListener listener;
       if (observer != nullptr) {
-        listener = [observer, upstream = config_.name, label](
-                       CircuitState from, CircuitState to,
-                       uint64_t generation) {
-          observer->OnCircuitTransition(upstream, label, from, to, generation);
+        listener = [observer, upstream = config_.name,
+                    label](const CircuitTransition& transition) {
+          observer->OnCircuitTransition(upstream, label, transition);
         };
       }
       state = std::make_shared<ReplicaState>(config.circuit,
@@ -119,9 +131,13 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
     }
     index_of_label_.emplace(std::move(label), replicas_.size());
     breakers.push_back(&state->breaker);
+    loads.push_back(&state->load);
     replicas_.push_back(std::move(state));
   }
-  if (!breakers.empty()) picker_ = std::make_unique<ReplicaPicker>(breakers);
+  if (!breakers.empty()) {
+    picker_ = std::make_unique<ReplicaPicker>(
+        breakers, loads, config.circuit.max_ejected_share);
+  }
 }
 
 std::optional<Permit> Upstream::TryAdmit() {
@@ -142,6 +158,9 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
   totals.retry_credits = retry_budget_->credits(clock_.Now());
   totals.hedge_delay = delay_->DelayFor(std::nullopt);
   totals.hedge_delay_auto = config_.adaptive_delay.enabled;
+  const absl::Time now = clock_.Now();
+  totals.give_up_after = GiveUpAfter(now).value_or(absl::ZeroDuration());
+  totals.give_up_learned = give_up_->learned();
   totals.hedge_win_ratio = payoff_->win_ratio();
   totals.hedge_spend = payoff_->spend();
   totals.hedges_held_back = payoff_->held_back();
@@ -158,7 +177,8 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
     replica.upstream = config_.name;
     replica.url = hygiene::ReplicaLabel(config_.replicas[i]);
     replica.address = config_.replicas[i].address;
-    replica.circuit = replicas_[i]->breaker.Snapshot();
+    replica.circuit = replicas_[i]->breaker.Snapshot(now);
+    replica.load = replicas_[i]->load.Snapshot(now);
     replicas_[i]->counters.CopyTo(replica);
   }
 }

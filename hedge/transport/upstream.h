@@ -8,8 +8,8 @@
 // the previous one. What the change leaves alone carries over, so that a
 // replica or an upstream that persists keeps its state:
 //  - a replica (keyed by its label, ReplicaLabel, within its upstream's
-//    name) keeps its breaker and counters while its circuit settings are
-//    unchanged;
+//    name) keeps its breaker, load and counters while its circuit
+//    settings are unchanged;
 //  - an upstream keeps its totals always, its hedge budget (credits) while
 //    hedge_fraction and hedge_burst are unchanged (and its tenants' credits
 //    while tenant_share is unchanged too), its retry budget while the
@@ -43,6 +43,8 @@
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
 #include "hedge/hedge_budget.h"
+#include "hedge/health/give_up_point.h"
+#include "hedge/health/replica_load.h"
 #include "hedge/hedge_delay.h"
 #include "hedge/replica_picker.h"
 #include "hedge/retry_budget.h"
@@ -60,11 +62,11 @@ namespace tailgate::hedge::transport {
 struct ReplicaState {
   ReplicaState(const CircuitConfig& circuit,
                CircuitBreaker::TransitionListener listener)
-      : breaker(circuit, std::move(listener)), circuit(circuit) {}
+      : breaker(circuit, std::move(listener)) {}
 
-  CircuitBreaker breaker;
+  CircuitBreaker breaker;  // its health
+  ReplicaLoad load;        // what choosing it costs
   ReplicaCounters counters;
-  const CircuitConfig circuit;  // what `breaker` was built with
 };
 
 class Upstream {
@@ -104,9 +106,17 @@ class Upstream {
   TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }
   TenantPayoff& payoff() { return *payoff_; }
+  GiveUpPoint& give_up() { return *give_up_; }
+  // The give-up point of a read admitted at `now`, at most half its
+  // timeout (an attempt younger than that is not blamed for a timeout
+  // either); nullopt when giving up is off.
+  std::optional<absl::Duration> GiveUpAfter(absl::Time now) const {
+    return give_up_->PointFor(now, timeout_ / 2);
+  }
   ReplicaCounters& counters(size_t replica) {
     return replicas_[replica]->counters;
   }
+  ReplicaLoad& load(size_t replica) { return replicas_[replica]->load; }
   UpstreamCounters& totals() { return *totals_; }
   WarmConnections& warm() { return *warm_; }
 
@@ -131,6 +141,7 @@ class Upstream {
   std::shared_ptr<TenantCredits> tenant_credits_;  // null: share 1
   std::shared_ptr<HedgeDelayPolicy> delay_;
   std::shared_ptr<TenantPayoff> payoff_;
+  std::shared_ptr<GiveUpPoint> give_up_;
   std::shared_ptr<Semaphore> requests_;  // null: no cap of its own
   std::shared_ptr<UpstreamCounters> totals_;
   std::shared_ptr<WarmConnections> warm_;

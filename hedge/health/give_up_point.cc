@@ -1,0 +1,71 @@
+#include "hedge/health/give_up_point.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "hedge/config/field_error.h"
+
+namespace tailgate::hedge {
+
+absl::Status ValidateGiveUpConfig(const GiveUpConfig& config) {
+  // Written so that NaN fails too.
+  if (!(config.factor == 0 ||
+        (config.factor >= 1 && config.factor <= 100))) {
+    return FieldError("give_up_factor",
+                      absl::StrFormat("must be 0 (off) or in [1, 100], got "
+                                      "%.10g",
+                                      config.factor));
+  }
+  if (config.min <= absl::ZeroDuration() || config.min > absl::Hours(1)) {
+    return FieldError("give_up_min",
+                      absl::StrCat("must be in (0, 1h], got ",
+                                   absl::FormatDuration(config.min)));
+  }
+  if (config.max < config.min || config.max > absl::Hours(1)) {
+    return FieldError(
+        "give_up_max",
+        absl::StrCat("must be in [give_up_min (",
+                     absl::FormatDuration(config.min), "), 1h], got ",
+                     absl::FormatDuration(config.max)));
+  }
+  return absl::OkStatus();
+}
+
+GiveUpPoint::GiveUpPoint(const GiveUpConfig& config)
+    : config_(config),
+      sketch_(CensoredLatencySketch::Options{kWindow, 5}),
+      point_(config.max) {}
+
+void GiveUpPoint::ObserveAnswer(absl::Time now, absl::Duration latency) {
+  MutexLock lock(&mu_);
+  sketch_.AddComplete(now, latency);
+}
+
+std::optional<absl::Duration> GiveUpPoint::PointFor(absl::Time now,
+                                                    absl::Duration cap) const {
+  if (config_.factor == 0) return std::nullopt;
+  MutexLock lock(&mu_);
+  if (now - computed_at_ >= kRefresh || now < computed_at_) {
+    point_ = Recompute(now);
+    computed_at_ = now;
+  }
+  return std::min(point_, cap);
+}
+
+absl::Duration GiveUpPoint::Recompute(absl::Time now) const {
+  (void)now;
+  learned_ = sketch_.complete() >= static_cast<uint64_t>(kMinSamples);
+  if (!learned_) return config_.max;
+  const std::optional<CensoredLatencySketch::Quantile> q =
+      sketch_.QuantileOf(kQuantile);
+  if (!q.has_value()) return config_.max;
+  return std::clamp(q->value * config_.factor, config_.min, config_.max);
+}
+
+bool GiveUpPoint::learned() const {
+  MutexLock lock(&mu_);
+  return learned_;
+}
+
+}  // namespace tailgate::hedge

@@ -1,0 +1,99 @@
+#include "hedge/health/replica_load.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tailgate::hedge {
+namespace {
+
+int64_t NanosSinceEpoch(absl::Time t) {
+  return absl::ToInt64Nanoseconds(t - absl::UnixEpoch());
+}
+
+// exp(-elapsed / decay): how much of an estimate `elapsed` leaves.
+double Kept(absl::Duration elapsed, absl::Duration decay) {
+  if (elapsed <= absl::ZeroDuration()) return 1.0;
+  return std::exp(-absl::FDivDuration(elapsed, decay));
+}
+
+}  // namespace
+
+void ReplicaLoad::Begin(absl::Time started) {
+  MutexLock lock(&mu_);
+  ++in_flight_;
+  started_sum_nanos_ += NanosSinceEpoch(started);
+}
+
+void ReplicaLoad::End(absl::Time started, absl::Time now, Ending ending) {
+  MutexLock lock(&mu_);
+  if (in_flight_ > 0) {
+    --in_flight_;
+    started_sum_nanos_ -= NanosSinceEpoch(started);
+  }
+  switch (ending) {
+    case Ending::kAnswered:
+    case Ending::kCutShort:
+      AddSample(now, now - started);
+      break;
+    case Ending::kFailed:
+      RaiseTo(now, now - started);
+      break;
+    case Ending::kNoSample:
+      break;
+  }
+}
+
+void ReplicaLoad::ObserveAnswer(absl::Time now, absl::Duration latency) {
+  MutexLock lock(&mu_);
+  AddSample(now, latency);
+}
+
+void ReplicaLoad::RaiseTo(absl::Time now, absl::Duration floor) {
+  if (DecayedLocked(now) >= floor) return;
+  estimate_seconds_ = absl::ToDoubleSeconds(floor);
+  last_sample_ = std::max(last_sample_, now);
+}
+
+void ReplicaLoad::AddSample(absl::Time now, absl::Duration sample) {
+  const double seconds = absl::ToDoubleSeconds(sample);
+  if (last_sample_ == absl::InfinitePast()) {
+    estimate_seconds_ = seconds;
+  } else {
+    // The estimate as it stands now (decayed while idle), moved toward
+    // the sample by the time since the last one.
+    const double kept = Kept(now - last_sample_, kDecay);
+    estimate_seconds_ =
+        absl::ToDoubleSeconds(DecayedLocked(now)) * kept + seconds * (1 - kept);
+  }
+  last_sample_ = std::max(last_sample_, now);
+}
+
+absl::Duration ReplicaLoad::DecayedLocked(absl::Time now) const {
+  if (last_sample_ == absl::InfinitePast()) return absl::ZeroDuration();
+  return absl::Seconds(estimate_seconds_ *
+                       Kept(now - last_sample_, kIdleDecay));
+}
+
+double ReplicaLoad::CostLocked(absl::Time now) const {
+  absl::Duration latency = std::max(DecayedLocked(now), kLatencyFloor);
+  if (in_flight_ > 0) {
+    const int64_t mean_start =
+        static_cast<int64_t>(started_sum_nanos_ / in_flight_);
+    const absl::Duration mean_age =
+        now - (absl::UnixEpoch() + absl::Nanoseconds(mean_start));
+    latency = std::max(latency, mean_age);
+  }
+  return absl::ToDoubleSeconds(latency) * static_cast<double>(in_flight_ + 1);
+}
+
+double ReplicaLoad::Cost(absl::Time now) const {
+  MutexLock lock(&mu_);
+  return CostLocked(now);
+}
+
+ReplicaLoadSnapshot ReplicaLoad::Snapshot(absl::Time now) const {
+  MutexLock lock(&mu_);
+  return ReplicaLoadSnapshot{DecayedLocked(now), in_flight_, CostLocked(now)};
+}
+
+}  // namespace tailgate::hedge

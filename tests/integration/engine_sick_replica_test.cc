@@ -1,0 +1,196 @@
+// A sick replica costs no read: through real loopback replicas that hang,
+// hang on every other request, crawl, or hang and then heal, with the
+// engine's default policy, every read is answered, none waits out the
+// timeout, and the sick replica leaves the primaries' rotation.
+//
+// Reads are paced (kPace apart) so that the engine's windows see a steady
+// reader rather than a burst; the timings asserted are far from the
+// timeout (kTimeout), so a slow machine cannot make them pass or fail by
+// chance: a read that waited for the hung replica would take kTimeout.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "hedge/circuit_breaker.h"
+#include "tests/integration/engine_fixture.h"
+
+namespace tailgate::testing {
+namespace {
+
+using hedge::CircuitState;
+
+constexpr absl::Duration kTimeout = absl::Seconds(2);
+// Far below kTimeout, above any give-up point the defaults reach here.
+constexpr absl::Duration kNoWait = absl::Milliseconds(600);
+constexpr absl::Duration kPace = absl::Milliseconds(5);
+constexpr int kReads = 200;
+// Five failures in a row, a second or so apart (ReplicaLoad::kIdleDecay),
+// with room to spare.
+constexpr absl::Duration kEjectWithin = absl::Seconds(15);
+
+// The engine's defaults, but for a longer timeout: nothing here may pass
+// by reaching it.
+hedge::EngineConfig Defaults() {
+  hedge::EngineConfig config;
+  config.upstreams.resize(1);
+  config.timeout = kTimeout;
+  return config;
+}
+
+// Hangs on every other request it receives, answering the others.
+Handler Gray() {
+  auto count = std::make_shared<std::atomic<int64_t>>(0);
+  return [count](const ReplicaRequest&) {
+    return count->fetch_add(1) % 2 == 0 ? Hang() : Answer("value");
+  };
+}
+
+// Hangs until `healed` is set, then answers at once.
+Handler HealsWhen(std::shared_ptr<std::atomic<bool>> healed) {
+  return [healed](const ReplicaRequest&) {
+    return healed->load() ? Answer("value") : Hang();
+  };
+}
+
+class EngineSickReplicaTest : public EngineFixture {
+ protected:
+  struct Outcome {
+    int failed = 0;
+    int slow = 0;  // took kNoWait or longer
+    absl::Duration worst;
+  };
+
+  Outcome ReadSteadily(int reads) {
+    Outcome outcome;
+    for (int i = 0; i < reads; ++i) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<hedge::EngineResponse> response =
+          Read(absl::StrCat("/read?id=", i));
+      const absl::Duration took = absl::Now() - start;
+      if (!response.ok() || response->body != "value") {
+        ++outcome.failed;
+        ADD_FAILURE() << "read " << i << ": "
+                      << (response.ok() ? response->body
+                                        : response.status().ToString());
+      }
+      if (took >= kNoWait) ++outcome.slow;
+      outcome.worst = std::max(outcome.worst, took);
+      absl::SleepFor(kPace);  // pacing the reader, not waiting for a result
+    }
+    return outcome;
+  }
+
+  // Reads until the last replica is ejected (or kEjectWithin passes),
+  // adding what they saw to `outcome`. True once ejected.
+  bool ReadUntilEjected(Outcome& outcome) {
+    const absl::Time give_up = absl::Now() + kEjectWithin;
+    while (absl::Now() < give_up) {
+      const Outcome some = ReadSteadily(20);
+      outcome.failed += some.failed;
+      outcome.slow += some.slow;
+      outcome.worst = std::max(outcome.worst, some.worst);
+      if (Sick().circuit.state != CircuitState::kClosed) return true;
+    }
+    return false;
+  }
+
+  hedge::ReplicaSnapshot Sick() const {
+    return engine_->Snapshot().replicas.back();
+  }
+};
+
+TEST_F(EngineSickReplicaTest, HungReplicaIsEjectedAndNoReadWaitsForIt) {
+  StartReplicas({Always(Answer("value")), Always(Hang())});
+  StartEngine(Defaults());
+  Outcome outcome;
+  EXPECT_TRUE(ReadUntilEjected(outcome));
+  EXPECT_EQ(outcome.failed, 0);
+  EXPECT_EQ(outcome.slow, 0) << "worst " << outcome.worst;
+  const hedge::ReplicaSnapshot sick = Sick();
+  EXPECT_GE(sick.circuit.ejections[static_cast<int>(
+                hedge::EjectReason::kConsecutive)] +
+                sick.circuit.ejections[static_cast<int>(
+                    hedge::EjectReason::kFailureRate)],
+            1);
+  // Few primaries reached it: it was avoided, then ejected.
+  EXPECT_LE(sick.attempts_primary, 20u);
+}
+
+TEST_F(EngineSickReplicaTest, GrayReplicaIsEjectedByItsFailureRate) {
+  StartReplicas({Always(Answer("value")), Gray()});
+  StartEngine(Defaults());
+  Outcome outcome;
+  EXPECT_TRUE(ReadUntilEjected(outcome));
+  EXPECT_EQ(outcome.failed, 0);
+  EXPECT_EQ(outcome.slow, 0) << "worst " << outcome.worst;
+  const hedge::ReplicaSnapshot sick = Sick();
+  const auto& ejections = sick.circuit.ejections;
+  EXPECT_GE(ejections[static_cast<int>(hedge::EjectReason::kConsecutive)] +
+                ejections[static_cast<int>(hedge::EjectReason::kFailureRate)],
+            1u)
+      << "a replica failing half its requests must be ejected";
+}
+
+TEST_F(EngineSickReplicaTest, SlowReplicaGetsAlmostNoPrimaries) {
+  StartReplicas(
+      {Always(Answer("value")), Always(Answer("value", absl::Milliseconds(300)))});
+  StartEngine(Defaults());
+  const Outcome outcome = ReadSteadily(kReads);
+  EXPECT_EQ(outcome.failed, 0);
+  EXPECT_EQ(outcome.slow, 0) << "worst " << outcome.worst;
+  const hedge::EngineSnapshot snapshot = engine_->Snapshot();
+  EXPECT_LE(snapshot.replicas[1].attempts_primary,
+            snapshot.replicas[0].attempts_primary / 10);
+}
+
+TEST_F(EngineSickReplicaTest, EqualReplicasShareThePrimaries) {
+  StartReplicas({Always(Answer("value", absl::Milliseconds(1))),
+                 Always(Answer("value", absl::Milliseconds(1)))});
+  StartEngine(Defaults());
+  const Outcome outcome = ReadSteadily(kReads);
+  EXPECT_EQ(outcome.failed, 0);
+  const hedge::EngineSnapshot snapshot = engine_->Snapshot();
+  const double a = snapshot.replicas[0].attempts_primary;
+  const double b = snapshot.replicas[1].attempts_primary;
+  EXPECT_GE(a / (a + b), 0.4) << a << " vs " << b;
+  EXPECT_LE(a / (a + b), 0.6) << a << " vs " << b;
+}
+
+TEST_F(EngineSickReplicaTest, HealedReplicaReturnsThroughProbesAndRampsUp) {
+  auto healed = std::make_shared<std::atomic<bool>>(false);
+  StartReplicas({Always(Answer("value")), HealsWhen(healed)});
+  hedge::EngineConfig config = Defaults();
+  // Short ejections, so that the heal is seen in a second or two.
+  config.upstreams[0].circuit.cooldown = absl::Milliseconds(100);
+  config.upstreams[0].circuit.max_ejection_time = absl::Milliseconds(400);
+  config.upstreams[0].circuit.ramp_up = absl::Milliseconds(500);
+  StartEngine(config);
+  Outcome outcome;
+  ASSERT_TRUE(ReadUntilEjected(outcome));
+  EXPECT_EQ(outcome.failed, 0);
+  const uint64_t primaries_while_sick = Sick().attempts_primary;
+
+  healed->store(true);
+  const absl::Time healed_at = absl::Now();
+  while (Sick().circuit.state != CircuitState::kClosed &&
+         absl::Now() < healed_at + absl::Seconds(5)) {
+    outcome = ReadSteadily(10);
+    EXPECT_EQ(outcome.failed, 0);
+  }
+  ASSERT_EQ(Sick().circuit.state, CircuitState::kClosed);
+  EXPECT_GE(Sick().probes_passed, 2u);
+  outcome = ReadSteadily(150);
+  EXPECT_EQ(outcome.failed, 0);
+  EXPECT_GT(Sick().attempts_primary, primaries_while_sick + 20)
+      << "the healed replica serves primaries again";
+}
+
+}  // namespace
+}  // namespace tailgate::testing
