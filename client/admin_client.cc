@@ -24,9 +24,24 @@ absl::string_view CircuitStateName(CircuitState state) {
   return "unspecified";
 }
 
+absl::string_view ReplicaStateName(ReplicaState state) {
+  switch (state) {
+    case ReplicaState::kServing:
+      return "serving";
+    case ReplicaState::kEjected:
+      return "ejected";
+    case ReplicaState::kProbing:
+      return "probing";
+    case ReplicaState::kUnspecified:
+      break;
+  }
+  return "unspecified";
+}
+
 namespace {
 
 using client_internal::FromGrpcStatus;
+using client_internal::FromProtoDuration;
 
 CircuitState FromProto(v1::CircuitState state) {
   switch (state) {
@@ -39,6 +54,46 @@ CircuitState FromProto(v1::CircuitState state) {
     default:
       return CircuitState::kUnspecified;
   }
+}
+
+ReplicaState FromProto(v1::ReplicaState state) {
+  switch (state) {
+    case v1::REPLICA_STATE_SERVING:
+      return ReplicaState::kServing;
+    case v1::REPLICA_STATE_EJECTED:
+      return ReplicaState::kEjected;
+    case v1::REPLICA_STATE_PROBING:
+      return ReplicaState::kProbing;
+    default:
+      return ReplicaState::kUnspecified;
+  }
+}
+
+ReplicaStats FromProto(const v1::ReplicaStats& proto) {
+  ReplicaStats replica;
+  replica.url = proto.url();
+  replica.circuit = FromProto(proto.circuit());
+  replica.generation = proto.generation();
+  replica.attempts = proto.attempts();
+  replica.failures = proto.failures();
+  replica.in_flight = proto.in_flight();
+  // A sidecar from before ReplicaState sends the circuit alone.
+  replica.state = proto.state() != v1::REPLICA_STATE_UNSPECIFIED
+                      ? FromProto(proto.state())
+                      : FromProto(static_cast<v1::ReplicaState>(
+                            static_cast<int>(proto.circuit())));
+  replica.ejections_consecutive = proto.ejections_consecutive();
+  replica.ejections_failure_rate = proto.ejections_failure_rate();
+  replica.ejections_probe = proto.ejections_probe();
+  replica.give_ups = proto.give_ups();
+  replica.probes_passed = proto.probes_passed();
+  replica.probes_failed = proto.probes_failed();
+  replica.weight = proto.weight();
+  replica.cost_seconds = proto.cost_seconds();
+  replica.latency = FromProtoDuration(proto.latency());
+  replica.failure_rate = proto.failure_rate();
+  replica.ejected_for = FromProtoDuration(proto.ejected_for());
+  return replica;
 }
 
 SidecarStats FromProto(const v1::GetStatsResponse& proto) {
@@ -57,13 +112,15 @@ SidecarStats FromProto(const v1::GetStatsResponse& proto) {
   stats.hedge_credits = proto.hedge_credits();
   stats.replicas.reserve(proto.replicas_size());
   for (const v1::ReplicaStats& replica : proto.replicas()) {
-    ReplicaStats& added = stats.replicas.emplace_back();
-    added.url = replica.url();
-    added.circuit = FromProto(replica.circuit());
-    added.generation = replica.generation();
-    added.attempts = replica.attempts();
-    added.failures = replica.failures();
-    added.in_flight = replica.in_flight();
+    stats.replicas.push_back(FromProto(replica));
+  }
+  stats.upstreams.reserve(proto.upstreams_size());
+  for (const v1::UpstreamStats& upstream : proto.upstreams()) {
+    UpstreamStats& added = stats.upstreams.emplace_back();
+    added.name = upstream.name();
+    added.give_up_after = FromProtoDuration(upstream.give_up_after());
+    added.give_up_learned = upstream.give_up_learned();
+    added.give_up_fallbacks = upstream.give_up_fallbacks();
   }
   return stats;
 }

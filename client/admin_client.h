@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "client/client.h"
 
 namespace tailgate {
@@ -31,7 +32,14 @@ enum class CircuitState { kUnspecified, kClosed, kOpen, kHalfOpen };
 // "closed", "open", "half-open" ("unspecified" for kUnspecified).
 absl::string_view CircuitStateName(CircuitState state);
 
-// One replica's counters and circuit (tailgate.v1.ReplicaStats).
+// A replica's health (tailgate.v1.ReplicaState): the circuit states under
+// the names operators use.
+enum class ReplicaState { kUnspecified, kServing, kEjected, kProbing };
+
+// "serving", "ejected", "probing" ("unspecified" for kUnspecified).
+absl::string_view ReplicaStateName(ReplicaState state);
+
+// One replica's counters, circuit and health (tailgate.v1.ReplicaStats).
 struct ReplicaStats {
   std::string url;
   CircuitState circuit = CircuitState::kUnspecified;
@@ -39,6 +47,27 @@ struct ReplicaStats {
   uint64_t attempts = 0;
   uint64_t failures = 0;
   int64_t in_flight = 0;
+  ReplicaState state = ReplicaState::kUnspecified;
+  // Ejections since start, by reason.
+  uint64_t ejections_consecutive = 0;
+  uint64_t ejections_failure_rate = 0;
+  uint64_t ejections_probe = 0;
+  uint64_t give_ups = 0;  // its primaries given up at the give-up point
+  uint64_t probes_passed = 0;
+  uint64_t probes_failed = 0;
+  double weight = 0;           // its share of reads now, 0 to 1
+  double cost_seconds = 0;     // what choosing it costs now
+  absl::Duration latency;      // its recent latency
+  double failure_rate = 0;     // of its outcomes in the ejection window
+  absl::Duration ejected_for;  // the ejection in force, or the last one
+};
+
+// One replica set's give-up point (tailgate.v1.UpstreamStats).
+struct UpstreamStats {
+  std::string name;              // "" for the default set
+  absl::Duration give_up_after;  // zero when giving up is off
+  bool give_up_learned = false;  // else give_up_after is its maximum
+  uint64_t give_up_fallbacks = 0;
 };
 
 // Totals since the sidecar started (tailgate.v1.GetStatsResponse).
@@ -56,6 +85,7 @@ struct SidecarStats {
   double amplification = 0;
   double hedge_credits = 0;
   std::vector<ReplicaStats> replicas;
+  std::vector<UpstreamStats> upstreams;  // in configuration order
 };
 
 // The Prometheus text exposition (tailgate.v1.GetMetricsResponse).

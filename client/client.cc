@@ -19,6 +19,7 @@ namespace tailgate {
 namespace {
 
 using client_internal::FromGrpcStatus;
+using client_internal::FromProtoDuration;
 
 absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
     absl::Duration duration, absl::string_view field) {
@@ -32,10 +33,6 @@ absl::StatusOr<google::protobuf::Duration> ToProtoDuration(
   proto.set_seconds(seconds);
   proto.set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(duration)));
   return proto;
-}
-
-absl::Duration FromProtoDuration(const google::protobuf::Duration& proto) {
-  return absl::Seconds(proto.seconds()) + absl::Nanoseconds(proto.nanos());
 }
 
 absl::StatusOr<v1::ReadRequest> ToProto(const ReadRequest& request) {

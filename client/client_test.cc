@@ -355,7 +355,27 @@ TEST_F(AdminClientTest, GetStatsMapsEveryField) {
   EXPECT_EQ(b.attempts, 4u);
   EXPECT_EQ(b.failures, 3u);
   EXPECT_EQ(b.in_flight, 0);
+  EXPECT_EQ(b.state, ReplicaState::kProbing);
+  EXPECT_EQ(b.ejections_consecutive, 1u);
+  EXPECT_EQ(b.ejections_failure_rate, 2u);
+  EXPECT_EQ(b.ejections_probe, 3u);
+  EXPECT_EQ(b.give_ups, 4u);
+  EXPECT_EQ(b.probes_passed, 1u);
+  EXPECT_EQ(b.probes_failed, 3u);
+  EXPECT_DOUBLE_EQ(b.weight, 0.25);
+  EXPECT_DOUBLE_EQ(b.cost_seconds, 0.5);
+  EXPECT_EQ(b.latency, absl::Milliseconds(40));
+  EXPECT_DOUBLE_EQ(b.failure_rate, 0.75);
+  EXPECT_EQ(b.ejected_for, absl::Seconds(4));
   EXPECT_EQ(stats->replicas[0].circuit, CircuitState::kClosed);
+  // Sent with its circuit only (as an older sidecar does): the state is
+  // the circuit's.
+  EXPECT_EQ(stats->replicas[0].state, ReplicaState::kServing);
+  ASSERT_EQ(stats->upstreams.size(), 1u);
+  EXPECT_EQ(stats->upstreams[0].name, "");
+  EXPECT_EQ(stats->upstreams[0].give_up_after, absl::Milliseconds(60));
+  EXPECT_TRUE(stats->upstreams[0].give_up_learned);
+  EXPECT_EQ(stats->upstreams[0].give_up_fallbacks, 6u);
 }
 
 TEST_F(AdminClientTest, GetMetricsReturnsThePrometheusText) {
@@ -371,6 +391,13 @@ TEST(AdminConnectTest, UnreachableAdminIsUnavailable) {
   ASSERT_TRUE(admin.ok());
   EXPECT_EQ((*admin)->GetStats().status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+TEST(ReplicaStateNameTest, NamesEveryState) {
+  EXPECT_EQ(ReplicaStateName(ReplicaState::kServing), "serving");
+  EXPECT_EQ(ReplicaStateName(ReplicaState::kEjected), "ejected");
+  EXPECT_EQ(ReplicaStateName(ReplicaState::kProbing), "probing");
+  EXPECT_EQ(ReplicaStateName(ReplicaState::kUnspecified), "unspecified");
 }
 
 TEST(CircuitStateNameTest, NamesEveryState) {

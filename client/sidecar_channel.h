@@ -1,12 +1,13 @@
 // The gRPC plumbing shared by Client and AdminClient: opening the channel,
-// setting a call's deadline, and carrying a gRPC status over into
-// absl::Status. Internal to //client.
+// setting a call's deadline, carrying a gRPC status over into
+// absl::Status, and reading a proto Duration. Internal to //client.
 //
 // Thread safety: free functions without shared state.
 
 #ifndef TAILGATE_CLIENT_SIDECAR_CHANNEL_H_
 #define TAILGATE_CLIENT_SIDECAR_CHANNEL_H_
 
+#include <google/protobuf/duration.pb.h>
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
@@ -30,6 +31,8 @@ void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
 
 // The same code and message.
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+absl::Duration FromProtoDuration(const google::protobuf::Duration& proto);
 
 }  // namespace tailgate::client_internal
 

@@ -243,7 +243,8 @@ TEST_F(TailgateReadTest, StatsPrintsATable) {
   EXPECT_THAT(run.out, HasSubstr("requests           10\n"));
   EXPECT_THAT(run.out, HasSubstr("amplification      1.2\n"));
   EXPECT_THAT(run.out, HasSubstr(testing::kHedgeReplica));
-  EXPECT_THAT(run.out, HasSubstr("half-open"));
+  EXPECT_THAT(run.out, HasSubstr("probing"));
+  EXPECT_THAT(run.out, HasSubstr("GIVE_UP_AFTER"));
 }
 
 TEST_F(TailgateReadTest, StatsJsonPrintsOneObject) {
@@ -251,6 +252,8 @@ TEST_F(TailgateReadTest, StatsJsonPrintsOneObject) {
   EXPECT_EQ(run.exit_code, kExitOk);
   EXPECT_THAT(run.out, StartsWith("{\"requests\":10,\"rejected\":1,"));
   EXPECT_THAT(run.out, HasSubstr("\"circuit\":\"half-open\""));
+  EXPECT_THAT(run.out, HasSubstr("\"state\":\"probing\""));
+  EXPECT_THAT(run.out, HasSubstr("\"give_up_after\":\"0.06s\""));
   EXPECT_EQ(LineCount(run.out), 1);
 }
 

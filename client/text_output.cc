@@ -62,6 +62,82 @@ std::vector<std::pair<absl::string_view, std::string>> Counters(
 
 std::string PlainNumber(double value) { return absl::StrCat(value); }
 
+// A Duration in the proto's JSON form: seconds, up to nine decimals (no
+// trailing zeros), and an "s".
+std::string JsonDuration(absl::Duration d) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  const uint64_t magnitude =
+      nanos < 0 ? -static_cast<uint64_t>(nanos) : static_cast<uint64_t>(nanos);
+  std::string text =
+      absl::StrFormat("%s%d.%09d", nanos < 0 ? "-" : "",
+                      magnitude / 1'000'000'000, magnitude % 1'000'000'000);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return absl::StrCat("\"", text, "s\"");
+}
+
+// To the microsecond: a latency estimate's nanoseconds are noise.
+std::string ShortDuration(absl::Duration d) {
+  return absl::FormatDuration(absl::Trunc(d, absl::Microseconds(1)));
+}
+
+// Each replica's health: its share of reads, what choosing it costs, its
+// ejections and probes.
+std::string HealthTable(const std::vector<ReplicaStats>& replicas, int width) {
+  std::string text = absl::StrFormat(
+      "%-*s  %6s  %10s  %9s  %9s  %11s  %15s  %13s  %8s\n", width, "REPLICA",
+      "WEIGHT", "LATENCY", "COST_S", "FAIL_RATE", "EJECTED_FOR",
+      "EJECTIONS c/r/p", "PROBES ok/bad", "GIVE_UPS");
+  for (const ReplicaStats& r : replicas) {
+    absl::StrAppendFormat(
+        &text, "%-*s  %6.3g  %10s  %9.3g  %9.3g  %11s  %15s  %13s  %8d\n",
+        width, r.url, r.weight, ShortDuration(r.latency), r.cost_seconds,
+        r.failure_rate, ShortDuration(r.ejected_for),
+        absl::StrCat(r.ejections_consecutive, "/", r.ejections_failure_rate,
+                     "/", r.ejections_probe),
+        absl::StrCat(r.probes_passed, "/", r.probes_failed), r.give_ups);
+  }
+  return text;
+}
+
+// Each upstream's give-up point ("off" when it gives up on nothing) and
+// the fallbacks it paid for.
+std::string GiveUpTable(const SidecarStats& stats) {
+  size_t name_width = 9;  // "(default)"
+  for (const UpstreamStats& upstream : stats.upstreams) {
+    name_width = std::max(name_width, upstream.name.size());
+  }
+  const int width = static_cast<int>(name_width);
+  std::string text =
+      absl::StrFormat("%-*s  %13s  %7s  %17s\n", width, "UPSTREAM",
+                      "GIVE_UP_AFTER", "LEARNED", "GIVE_UP_FALLBACKS");
+  for (const UpstreamStats& u : stats.upstreams) {
+    absl::StrAppendFormat(&text, "%-*s  %13s  %7s  %17d\n", width,
+                          u.name.empty() ? "(default)" : u.name,
+                          u.give_up_after == absl::ZeroDuration()
+                              ? std::string("off")
+                              : ShortDuration(u.give_up_after),
+                          Bool(u.give_up_learned), u.give_up_fallbacks);
+  }
+  return text;
+}
+
+// A replica's health fields, proto names, for its JSON object.
+std::string ReplicaHealthJson(const ReplicaStats& r) {
+  return absl::StrCat("\"state\":", JsonString(ReplicaStateName(r.state)),
+                      ",\"ejections_consecutive\":", r.ejections_consecutive,
+                      ",\"ejections_failure_rate\":", r.ejections_failure_rate,
+                      ",\"ejections_probe\":", r.ejections_probe,
+                      ",\"give_ups\":", r.give_ups,
+                      ",\"probes_passed\":", r.probes_passed,
+                      ",\"probes_failed\":", r.probes_failed,
+                      ",\"weight\":", JsonNumber(r.weight),
+                      ",\"cost_seconds\":", JsonNumber(r.cost_seconds),
+                      ",\"latency\":", JsonDuration(r.latency),
+                      ",\"failure_rate\":", JsonNumber(r.failure_rate),
+                      ",\"ejected_for\":", JsonDuration(r.ejected_for));
+}
+
 }  // namespace
 
 std::string FormatRequest(absl::string_view target, absl::Duration deadline,
@@ -104,20 +180,25 @@ std::string FormatStatsTable(const SidecarStats& stats) {
   for (const auto& [name, value] : Counters(stats, &PlainNumber)) {
     absl::StrAppendFormat(&text, "%-18s %s\n", name, value);
   }
-  if (stats.replicas.empty()) return text;
-  size_t url_width = 7;  // "REPLICA"
-  for (const ReplicaStats& replica : stats.replicas) {
-    url_width = std::max(url_width, replica.url.size());
+  if (!stats.replicas.empty()) {
+    size_t url_width = 7;  // "REPLICA"
+    for (const ReplicaStats& replica : stats.replicas) {
+      url_width = std::max(url_width, replica.url.size());
+    }
+    const int width = static_cast<int>(url_width);
+    absl::StrAppendFormat(&text, "\n%-*s  %-11s  %10s  %10s  %10s  %9s\n",
+                          width, "REPLICA", "STATE", "GENERATION", "ATTEMPTS",
+                          "FAILURES", "IN_FLIGHT");
+    for (const ReplicaStats& replica : stats.replicas) {
+      absl::StrAppendFormat(&text, "%-*s  %-11s  %10d  %10d  %10d  %9d\n",
+                            width, replica.url, ReplicaStateName(replica.state),
+                            replica.generation, replica.attempts,
+                            replica.failures, replica.in_flight);
+    }
+    absl::StrAppend(&text, "\n", HealthTable(stats.replicas, width));
   }
-  const int width = static_cast<int>(url_width);
-  absl::StrAppendFormat(&text, "\n%-*s  %-9s  %10s  %10s  %10s  %9s\n", width,
-                        "REPLICA", "CIRCUIT", "GENERATION", "ATTEMPTS",
-                        "FAILURES", "IN_FLIGHT");
-  for (const ReplicaStats& replica : stats.replicas) {
-    absl::StrAppendFormat(&text, "%-*s  %-9s  %10d  %10d  %10d  %9d\n", width,
-                          replica.url, CircuitStateName(replica.circuit),
-                          replica.generation, replica.attempts,
-                          replica.failures, replica.in_flight);
+  if (!stats.upstreams.empty()) {
+    absl::StrAppend(&text, "\n", GiveUpTable(stats));
   }
   return text;
 }
@@ -135,7 +216,17 @@ std::string FormatStatsJson(const SidecarStats& stats) {
         ",\"circuit\":", JsonString(CircuitStateName(replica.circuit)),
         ",\"generation\":", replica.generation,
         ",\"attempts\":", replica.attempts, ",\"failures\":", replica.failures,
-        ",\"in_flight\":", replica.in_flight, "}");
+        ",\"in_flight\":", replica.in_flight, ",", ReplicaHealthJson(replica),
+        "}");
+  }
+  json += "],\"upstreams\":[";
+  for (size_t i = 0; i < stats.upstreams.size(); ++i) {
+    const UpstreamStats& upstream = stats.upstreams[i];
+    absl::StrAppend(&json, i == 0 ? "" : ",",
+                    "{\"name\":", JsonString(upstream.name),
+                    ",\"give_up_after\":", JsonDuration(upstream.give_up_after),
+                    ",\"give_up_learned\":", Bool(upstream.give_up_learned),
+                    ",\"give_up_fallbacks\":", upstream.give_up_fallbacks, "}");
   }
   json += "]}\n";
   return json;

@@ -35,11 +35,18 @@ std::string FormatResponse(const ReadResponse& response);
 // "tailgate_read: UNAVAILABLE: message\n", on one line whatever the message.
 std::string FormatError(const absl::Status& status);
 
-// The counters as aligned "name  value" rows, then one row per replica.
+// The counters as aligned "name  value" rows; then per replica a row of
+// its state (serving, ejected, probing) and counts, and a row of its
+// health: weight, latency, cost, failure rate, the ejection in force or
+// last, ejections by reason (consecutive/failure_rate/probe), probes
+// (passed/failed) and give-ups; then per upstream its give-up point ("off"
+// when giving up is off) and give-up fallbacks.
 std::string FormatStatsTable(const SidecarStats& stats);
 
 // One JSON object: the proto's field names, numbers as numbers, circuit as
-// "closed" | "open" | "half-open" | "unspecified".
+// "closed" | "open" | "half-open" | "unspecified", state as "serving" |
+// "ejected" | "probing" | "unspecified", durations as the proto's JSON
+// form ("0.0125s").
 std::string FormatStatsJson(const SidecarStats& stats);
 
 }  // namespace tailgate::cli

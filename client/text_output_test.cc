@@ -68,30 +68,64 @@ SidecarStats SomeStats() {
   stats.hedge_credits = 2;
   stats.replicas = {{"http://a:1", CircuitState::kClosed, 0, 60, 0, 1},
                     {"http://long-name:2", CircuitState::kOpen, 3, 45, 9, 0}};
+  ReplicaStats& a = stats.replicas[0];
+  a.state = ReplicaState::kServing;
+  a.weight = 0.55;
+  a.latency = absl::Nanoseconds(12'345'678);
+  a.cost_seconds = 0.0246913;
+  a.failure_rate = 0.1;
+  a.ejections_consecutive = 1;
+  a.probes_passed = 2;
+  a.ejected_for = absl::Seconds(1);
+  ReplicaStats& b = stats.replicas[1];
+  b.state = ReplicaState::kEjected;
+  b.latency = absl::Milliseconds(200);
+  b.cost_seconds = 0.4;
+  b.failure_rate = 0.75;
+  b.ejections_consecutive = 3;
+  b.ejections_failure_rate = 1;
+  b.ejections_probe = 5;
+  b.probes_failed = 5;
+  b.give_ups = 7;
+  b.ejected_for = absl::Seconds(8);
+  stats.upstreams = {{"", absl::Milliseconds(60), true, 6},
+                     {"profiles", absl::ZeroDuration(), false, 0}};
   return stats;
 }
 
 TEST(FormatStatsTableTest, CountersThenReplicas) {
-  EXPECT_EQ(FormatStatsTable(SomeStats()),
-            "requests           100\n"
-            "rejected           0\n"
-            "attempts           105\n"
-            "hedges             5\n"
-            "hedge_wins         3\n"
-            "hedges_skipped     7\n"
-            "timeouts           0\n"
-            "cancelled          4\n"
-            "backend_failures   0\n"
-            "in_flight          -1\n"
-            "amplification      1.05\n"
-            "hedge_credits      2\n"
-            "\n"
-            "REPLICA             CIRCUIT    GENERATION    ATTEMPTS    FAILURES"
-            "  IN_FLIGHT\n"
-            "http://a:1          closed              0          60           0"
-            "          1\n"
-            "http://long-name:2  open                3          45           9"
-            "          0\n");
+  EXPECT_EQ(
+      FormatStatsTable(SomeStats()),
+      "requests           100\n"
+      "rejected           0\n"
+      "attempts           105\n"
+      "hedges             5\n"
+      "hedge_wins         3\n"
+      "hedges_skipped     7\n"
+      "timeouts           0\n"
+      "cancelled          4\n"
+      "backend_failures   0\n"
+      "in_flight          -1\n"
+      "amplification      1.05\n"
+      "hedge_credits      2\n"
+      "\n"
+      "REPLICA             STATE        GENERATION    ATTEMPTS    FAILURES"
+      "  IN_FLIGHT\n"
+      "http://a:1          serving               0          60           0"
+      "          1\n"
+      "http://long-name:2  ejected               3          45           9"
+      "          0\n"
+      "\n"
+      "REPLICA             WEIGHT     LATENCY     COST_S  FAIL_RATE"
+      "  EJECTED_FOR  EJECTIONS c/r/p  PROBES ok/bad  GIVE_UPS\n"
+      "http://a:1            0.55    12.345ms     0.0247        0.1"
+      "           1s            1/0/0            2/0         0\n"
+      "http://long-name:2       0       200ms        0.4       0.75"
+      "           8s            3/1/5            0/5         7\n"
+      "\n"
+      "UPSTREAM   GIVE_UP_AFTER  LEARNED  GIVE_UP_FALLBACKS\n"
+      "(default)           60ms     true                  6\n"
+      "profiles             off    false                  0\n");
 }
 
 TEST(FormatStatsTableTest, NoReplicaSectionWithoutReplicas) {
@@ -109,9 +143,25 @@ TEST(FormatStatsJsonTest, OneObjectWithProtoFieldNames) {
             "\"in_flight\":-1,\"amplification\":1.05,\"hedge_credits\":2,"
             "\"replicas\":["
             "{\"url\":\"http://a:1\",\"circuit\":\"closed\",\"generation\":0,"
-            "\"attempts\":60,\"failures\":0,\"in_flight\":1},"
+            "\"attempts\":60,\"failures\":0,\"in_flight\":1,"
+            "\"state\":\"serving\",\"ejections_consecutive\":1,"
+            "\"ejections_failure_rate\":0,\"ejections_probe\":0,"
+            "\"give_ups\":0,\"probes_passed\":2,\"probes_failed\":0,"
+            "\"weight\":0.55,\"cost_seconds\":0.0246913,"
+            "\"latency\":\"0.012345678s\",\"failure_rate\":0.1,"
+            "\"ejected_for\":\"1s\"},"
             "{\"url\":\"http://q\\\"uote\\\\d/\\u0001\",\"circuit\":\"open\","
-            "\"generation\":3,\"attempts\":45,\"failures\":9,\"in_flight\":0}"
+            "\"generation\":3,\"attempts\":45,\"failures\":9,\"in_flight\":0,"
+            "\"state\":\"ejected\",\"ejections_consecutive\":3,"
+            "\"ejections_failure_rate\":1,\"ejections_probe\":5,"
+            "\"give_ups\":7,\"probes_passed\":0,\"probes_failed\":5,"
+            "\"weight\":0,\"cost_seconds\":0.4,\"latency\":\"0.2s\","
+            "\"failure_rate\":0.75,\"ejected_for\":\"8s\"}"
+            "],\"upstreams\":["
+            "{\"name\":\"\",\"give_up_after\":\"0.06s\","
+            "\"give_up_learned\":true,\"give_up_fallbacks\":6},"
+            "{\"name\":\"profiles\",\"give_up_after\":\"0s\","
+            "\"give_up_learned\":false,\"give_up_fallbacks\":0}"
             "]}\n");
 }
 
@@ -121,7 +171,7 @@ TEST(FormatStatsJsonTest, NonFiniteNumbersBecomeNull) {
   stats.hedge_credits = std::numeric_limits<double>::infinity();
   EXPECT_THAT(FormatStatsJson(stats),
               HasSubstr("\"amplification\":null,\"hedge_credits\":null,"
-                        "\"replicas\":[]}"));
+                        "\"replicas\":[],\"upstreams\":[]}"));
 }
 
 }  // namespace

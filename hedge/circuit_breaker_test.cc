@@ -159,9 +159,9 @@ TEST(CircuitBreakerTest, GrayReplicaWantsEjectionByFailureRate) {
       Succeed(breaker, 1, now);
     }
     EXPECT_LE(breaker.Snapshot(now).consecutive_failures, 1);
-    EXPECT_EQ(breaker.WantsEjection(now),
-              i + 1 >= 10 ? std::optional(EjectReason::kFailureRate)
-                          : std::nullopt)
+    EXPECT_EQ(
+        breaker.WantsEjection(now),
+        i + 1 >= 10 ? std::optional(EjectReason::kFailureRate) : std::nullopt)
         << i;
   }
 }
@@ -296,9 +296,10 @@ TEST(CircuitBreakerTest, EjectionTimeDoublesUpToTheMaximum) {
     now = breaker.ejected_until();
     FailProbe(breaker, now);
   }
-  EXPECT_EQ(times, (std::vector<absl::Duration>{
-                       absl::Seconds(1), absl::Seconds(2), absl::Seconds(4),
-                       absl::Seconds(8), absl::Seconds(10), absl::Seconds(10)}));
+  EXPECT_EQ(times,
+            (std::vector<absl::Duration>{
+                absl::Seconds(1), absl::Seconds(2), absl::Seconds(4),
+                absl::Seconds(8), absl::Seconds(10), absl::Seconds(10)}));
 }
 
 TEST(CircuitBreakerTest, EjectionTimeGrowsForAReplicaBackOnlyBriefly) {
@@ -360,8 +361,7 @@ TEST(CircuitBreakerTest, WeightRampsUpAfterReturning) {
   EXPECT_DOUBLE_EQ(breaker.Weight(At(1000)), kMin);
   EXPECT_DOUBLE_EQ(breaker.Weight(At(2000)), kMin + (1 - kMin) * 0.2);
   EXPECT_DOUBLE_EQ(breaker.Weight(At(3500)), kMin + (1 - kMin) * 0.5);
-  EXPECT_DOUBLE_EQ(breaker.Snapshot(At(3500)).weight,
-                   kMin + (1 - kMin) * 0.5);
+  EXPECT_DOUBLE_EQ(breaker.Snapshot(At(3500)).weight, kMin + (1 - kMin) * 0.5);
   EXPECT_EQ(breaker.Weight(At(6000)), 1);
   EXPECT_EQ(breaker.Weight(At(60000)), 1);
 
@@ -449,8 +449,8 @@ TEST(CircuitBreakerTest, EveryTransitionBumpsTheGenerationAndIsReported) {
 
   using S = CircuitState;
   ASSERT_EQ(calls.size(), 6u);
-  const S want[][2] = {{S::kClosed, S::kOpen},   {S::kOpen, S::kHalfOpen},
-                       {S::kHalfOpen, S::kOpen}, {S::kOpen, S::kHalfOpen},
+  const S want[][2] = {{S::kClosed, S::kOpen},     {S::kOpen, S::kHalfOpen},
+                       {S::kHalfOpen, S::kOpen},   {S::kOpen, S::kHalfOpen},
                        {S::kHalfOpen, S::kClosed}, {S::kClosed, S::kOpen}};
   for (size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i].from, want[i][0]) << i;
@@ -511,9 +511,8 @@ TEST(CircuitBreakerTest, ConcurrentReportsKeepTheStateConsistent) {
   config.cooldown = absl::Milliseconds(1);
   config.max_ejection_time = absl::Milliseconds(4);
   config.probe_successes = 1;
-  CircuitBreaker breaker(config, [&](const CircuitTransition&) {
-    transitions.fetch_add(1);
-  });
+  CircuitBreaker breaker(
+      config, [&](const CircuitTransition&) { transitions.fetch_add(1); });
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&breaker, t] {
@@ -604,17 +603,15 @@ TEST(CircuitConfigTest, ValidationNamesTheFieldAtEachEdge) {
   EXPECT_EQ(FieldWith(&CircuitConfig::max_ejection_time, absl::Seconds(1)),
             "ok");
   EXPECT_EQ(FieldWith(&CircuitConfig::max_ejection_time, hour), "ok");
-  EXPECT_EQ(
-      FieldWith(&CircuitConfig::max_ejection_time, absl::Seconds(1) - ns),
-      "max_ejection_time");
+  EXPECT_EQ(FieldWith(&CircuitConfig::max_ejection_time, absl::Seconds(1) - ns),
+            "max_ejection_time");
   EXPECT_EQ(FieldWith(&CircuitConfig::max_ejection_time, hour + ns),
             "max_ejection_time");
 
   EXPECT_EQ(FieldWith(&CircuitConfig::probe_successes, 1), "ok");
   EXPECT_EQ(FieldWith(&CircuitConfig::probe_successes, 100), "ok");
   EXPECT_EQ(FieldWith(&CircuitConfig::probe_successes, 0), "probe_successes");
-  EXPECT_EQ(FieldWith(&CircuitConfig::probe_successes, 101),
-            "probe_successes");
+  EXPECT_EQ(FieldWith(&CircuitConfig::probe_successes, 101), "probe_successes");
 
   EXPECT_EQ(FieldWith(&CircuitConfig::ramp_up, absl::ZeroDuration()), "ok");
   EXPECT_EQ(FieldWith(&CircuitConfig::ramp_up, hour), "ok");

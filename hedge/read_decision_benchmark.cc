@@ -7,6 +7,7 @@
 #include "benchmark/benchmark.h"
 #include "hedge/admission_limits.h"
 #include "hedge/circuit_breaker.h"
+#include "hedge/health/replica_load.h"
 #include "hedge/hedge_budget.h"
 #include "hedge/read_decision.h"
 #include "hedge/replica_picker.h"
@@ -19,7 +20,8 @@ struct Policy {
   Policy()
       : breakers_storage(MakeBreakers()),
         breakers{breakers_storage[0].get(), breakers_storage[1].get()},
-        picker(breakers),
+        loads{&loads_storage[0], &loads_storage[1]},
+        picker(breakers, loads, CircuitConfig{}.max_ejected_share),
         budget(HedgeBudgetConfig{0.25, 4}),
         retry_budget(RetryBudgetConfig{}),
         limits(AdmissionConfig{128, 160}) {}
@@ -33,6 +35,8 @@ struct Policy {
 
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_storage;
   std::vector<CircuitBreaker*> breakers;
+  ReplicaLoad loads_storage[2];
+  std::vector<ReplicaLoad*> loads;
   ReplicaPicker picker;
   HedgeBudget budget;
   RetryBudget retry_budget;

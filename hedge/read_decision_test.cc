@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "hedge/health/replica_load.h"
+#include "hedge/testing_actions.h"
 
 namespace tailgate::hedge {
 namespace {
@@ -18,33 +19,8 @@ absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
 
 constexpr absl::Duration kDelay = absl::Milliseconds(25);
 
-// One line per action, e.g. "launch a1 r1 hedge", "arm +25ms", "cancel a0",
-// "timeout a0" (cancelled by the sidecar's timeout, counted as a failure),
-// "skip no_budget", "finish a1", "finish deadline_exceeded".
-std::string Describe(const Action& action) {
-  switch (action.type) {
-    case Action::Type::kLaunch:
-      return absl::StrCat("launch a", action.attempt, " r", action.replica, " ",
-                          AttemptKindName(action.kind));
-    case Action::Type::kArmHedgeTimer:
-      return absl::StrCat("arm +", absl::FormatDuration(action.at - kT0));
-    case Action::Type::kCancel:
-      return absl::StrCat(action.timed_out ? "timeout a" : "cancel a",
-                          action.attempt);
-    case Action::Type::kExtraSkipped:
-      return absl::StrCat("skip ", SkipReasonName(action.skip));
-    case Action::Type::kFinish:
-      return action.attempt >= 0
-                 ? absl::StrCat("finish a", action.attempt)
-                 : absl::StrCat("finish ", ReadErrorName(action.error));
-  }
-  return "?";
-}
-
 std::string Describe(const Actions& actions) {
-  std::vector<std::string> lines;
-  for (const Action& action : actions) lines.push_back(Describe(action));
-  return absl::StrJoin(lines, ", ");
+  return DescribeActions(actions, kT0);
 }
 
 // The shared policy objects, plus the reads a test creates. Every test ends
@@ -61,14 +37,20 @@ class ReadDecisionTest : public ::testing::Test {
                  RetryBudgetConfig retry = {0.5, 10, absl::Seconds(10)}) {
     ExpectAllReadsDone();
     reads_.clear();
+    picker_.reset();
     breakers_.clear();
-    std::vector<CircuitBreaker*> raw;
+    loads_.clear();
+    std::vector<CircuitBreaker*> breakers;
+    std::vector<ReplicaLoad*> loads;
     for (size_t i = 0; i < replicas; ++i) {
       breakers_.push_back(
           std::make_unique<CircuitBreaker>(CircuitConfig{3, absl::Seconds(1)}));
-      raw.push_back(breakers_.back().get());
+      loads_.push_back(std::make_unique<ReplicaLoad>());
+      breakers.push_back(breakers_.back().get());
+      loads.push_back(loads_.back().get());
     }
-    picker_ = std::make_unique<ReplicaPicker>(raw);
+    picker_ = std::make_unique<ReplicaPicker>(breakers, loads,
+                                              /*max_ejected_share=*/0.5);
     budget_ = std::make_unique<HedgeBudget>(budget);
     retry_budget_ = std::make_unique<RetryBudget>(retry);
     tenant_credits_.reset();
@@ -94,18 +76,19 @@ class ReadDecisionTest : public ::testing::Test {
   }
 
   CircuitBreaker& breaker(size_t replica) { return *breakers_[replica]; }
+  int consecutive_failures(size_t replica) {
+    return breaker(replica).Snapshot(At(0)).consecutive_failures;
+  }
 
-  // Opens `replica`'s circuit at `now`.
-  void Open(size_t replica, absl::Time now) {
-    CircuitBreaker& b = breaker(replica);
-    while (b.Snapshot().state != CircuitState::kOpen) {
-      b.OnFailure(*b.TryAcquire(now), now);
-    }
+  // Ejects `replica` at `now`.
+  void Eject(size_t replica, absl::Time now) {
+    breaker(replica).Eject(now, EjectReason::kConsecutive);
   }
 
   int64_t attempts_in_use() const { return limits_->attempts().in_use(); }
 
   std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
+  std::vector<std::unique_ptr<ReplicaLoad>> loads_;
   std::unique_ptr<ReplicaPicker> picker_;
   std::unique_ptr<HedgeBudget> budget_;
   std::unique_ptr<RetryBudget> retry_budget_;
@@ -185,23 +168,22 @@ TEST_F(ReadDecisionTest, HedgeWinsAndThePrimaryIsCancelled) {
 }
 
 TEST_F(ReadDecisionTest, WinnerAndLoserReachTheirBreakers) {
-  // Replica 0 has one failure on record; replica 1 is open past its
-  // cooldown, so the hedge there is its single half-open probe.
-  breaker(0).OnFailure(*breaker(0).TryAcquire(At(0)), At(0));
-  Open(1, At(0));
+  // Each replica has one failure on record.
+  for (size_t i = 0; i < 2; ++i) {
+    breaker(i).OnFailure(*breaker(i).TryAcquire(At(0)), At(0));
+  }
   ReadDecision& read = NewRead();
   read.Start(At(1000));
   ASSERT_EQ(Describe(read.OnHedgeTimer(At(1025))), "launch a1 r1 hedge");
-  ASSERT_FALSE(breaker(1).IsEligible(At(1025)));  // the probe is out
-  const uint64_t generation = breaker(1).Snapshot().generation;
-
   read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(1030));
-  // The success reset replica 0's failure count...
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 0);
-  // ...and the cancelled probe was released with no verdict.
-  EXPECT_EQ(breaker(1).Snapshot().state, CircuitState::kHalfOpen);
-  EXPECT_EQ(breaker(1).Snapshot().generation, generation);
-  EXPECT_TRUE(breaker(1).IsEligible(At(1030)));
+  // The success reset replica 0's failure run and counts in its window...
+  EXPECT_EQ(consecutive_failures(0), 0);
+  EXPECT_EQ(breaker(0).Snapshot(At(1030)).window_outcomes, 2);
+  // ...and the cancelled hedge left replica 1 as it was.
+  const CircuitSnapshot loser = breaker(1).Snapshot(At(1030));
+  EXPECT_EQ(loser.consecutive_failures, 1);
+  EXPECT_EQ(loser.window_outcomes, 1);
+  EXPECT_EQ(loser.generation, 0u);
 }
 
 TEST_F(ReadDecisionTest, FailuresReachTheBreakers) {
@@ -210,14 +192,14 @@ TEST_F(ReadDecisionTest, FailuresReachTheBreakers) {
   read.OnHedgeTimer(At(25));
   read.OnAttemptDone(0, AttemptOutcome::kTransportError, At(26));
   read.OnAttemptDone(1, AttemptOutcome::kTooLarge, At(27));
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 1);
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 1);
+  EXPECT_EQ(consecutive_failures(0), 1);
+  EXPECT_EQ(consecutive_failures(1), 1);
   ReadDecision& next = NewRead();  // starts at replica 1
   next.Start(At(30));
   next.OnAttemptDone(0, AttemptOutcome::kServerError, At(31));  // falls back
   next.OnAttemptDone(1, AttemptOutcome::kSuccess, At(32));
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 2);
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 0);
+  EXPECT_EQ(consecutive_failures(1), 2);
+  EXPECT_EQ(consecutive_failures(0), 0);
 }
 
 TEST_F(ReadDecisionTest, EarlyPrimaryServerErrorFallsBackAtOnce) {
@@ -346,8 +328,8 @@ TEST_F(ReadDecisionTest, CallerDeadlineIsNeutralForTheBreakers) {
   read.OnHedgeTimer(At(25));
   EXPECT_EQ(Describe(read.OnDeadline(At(100), DeadlineSource::kCaller)),
             "cancel a0, cancel a1, finish deadline_exceeded");
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 0);
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 0);
+  EXPECT_EQ(consecutive_failures(0), 0);
+  EXPECT_EQ(consecutive_failures(1), 0);
 }
 
 TEST_F(ReadDecisionTest, SidecarTimeoutFailsTheAttemptsStillInFlight) {
@@ -356,10 +338,10 @@ TEST_F(ReadDecisionTest, SidecarTimeoutFailsTheAttemptsStillInFlight) {
   read.OnHedgeTimer(At(25));
   EXPECT_EQ(
       Describe(read.OnDeadline(At(1000), DeadlineSource::kSidecarTimeout)),
-      "timeout a0, timeout a1, finish deadline_exceeded");
+      "fail a0, fail a1, finish deadline_exceeded");
   EXPECT_EQ(attempts_in_use(), 0);
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 1);
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 1);
+  EXPECT_EQ(consecutive_failures(0), 1);
+  EXPECT_EQ(consecutive_failures(1), 1);
 
   // An attempt that already ended is not blamed twice: each breaker gets
   // one more failure, the hedge's 5xx or the primary's timeout.
@@ -369,9 +351,9 @@ TEST_F(ReadDecisionTest, SidecarTimeoutFailsTheAttemptsStillInFlight) {
   second.OnAttemptDone(1, AttemptOutcome::kServerError, At(2030));
   EXPECT_EQ(
       Describe(second.OnDeadline(At(3000), DeadlineSource::kSidecarTimeout)),
-      "timeout a0, finish deadline_exceeded");
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 2);
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 2);
+      "fail a0, finish deadline_exceeded");
+  EXPECT_EQ(consecutive_failures(0), 2);
+  EXPECT_EQ(consecutive_failures(1), 2);
 }
 
 TEST_F(ReadDecisionTest, SidecarTimeoutSparesAttemptsYoungerThanTheBlameAge) {
@@ -380,9 +362,9 @@ TEST_F(ReadDecisionTest, SidecarTimeoutSparesAttemptsYoungerThanTheBlameAge) {
   read.OnHedgeTimer(At(600));  // the hedge is 400 ms old at the timeout
   EXPECT_EQ(
       Describe(read.OnDeadline(At(1000), DeadlineSource::kSidecarTimeout)),
-      "timeout a0, cancel a1, finish deadline_exceeded");
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 1);
-  EXPECT_EQ(breaker(1).Snapshot().consecutive_failures, 0);
+      "fail a0, cancel a1, finish deadline_exceeded");
+  EXPECT_EQ(consecutive_failures(0), 1);
+  EXPECT_EQ(consecutive_failures(1), 0);
 }
 
 TEST_F(ReadDecisionTest, DeadlineAfterOneFailureCancelsTheSurvivor) {
@@ -402,8 +384,8 @@ TEST_F(ReadDecisionTest, CallerCancelCancelsEveryAttempt) {
             "cancel a0, cancel a1, finish cancelled");
   EXPECT_EQ(attempts_in_use(), 0);
   // Cancellation is neutral for both breakers.
-  EXPECT_EQ(breaker(0).Snapshot().consecutive_failures, 0);
-  EXPECT_EQ(breaker(1).Snapshot().generation, 0u);
+  EXPECT_EQ(consecutive_failures(0), 0);
+  EXPECT_EQ(breaker(1).Snapshot(At(26)).window_outcomes, 0);
 
   ReadDecision& single = NewRead();
   single.Start(At(100));
@@ -514,7 +496,7 @@ TEST_F(ReadDecisionTest, HedgeSkippedWithoutAnotherReplica) {
   read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(30));
 
   Configure(2);
-  Open(1, At(0));
+  Eject(1, At(0));
   ReadDecision& other = NewRead();
   other.Start(At(10));
   EXPECT_EQ(Describe(other.OnHedgeTimer(At(35))), "skip no_replica");
@@ -582,9 +564,9 @@ TEST_F(ReadDecisionTest, ZeroRetryBudgetMeansNoFallback) {
   EXPECT_EQ(budget_->extra(), 0u);
 }
 
-TEST_F(ReadDecisionTest, AllCircuitsOpenIsNoReplica) {
-  Open(0, At(0));
-  Open(1, At(0));
+TEST_F(ReadDecisionTest, AllReplicasEjectedIsNoReplica) {
+  Eject(0, At(0));
+  Eject(1, At(0));
   ReadDecision& read = NewRead();
   EXPECT_EQ(Describe(read.Start(At(10))), "finish no_replica");
   EXPECT_TRUE(read.finished());
@@ -594,17 +576,18 @@ TEST_F(ReadDecisionTest, AllCircuitsOpenIsNoReplica) {
   EXPECT_EQ(Describe(read.OnDeadline(At(1000), DeadlineSource::kCaller)), "");
 }
 
-TEST_F(ReadDecisionTest, NoAttemptPermitIsOverloadedAndReleasesTheTicket) {
+TEST_F(ReadDecisionTest, NoAttemptPermitIsOverloadedAndNeutral) {
   Configure(1, {0.5, 2}, {100, 1});
-  Open(0, At(0));
+  breaker(0).OnFailure(*breaker(0).TryAcquire(At(0)), At(0));
   std::optional<Permit> held = limits_->TryStartAttempt();
   ASSERT_TRUE(held.has_value());
   ReadDecision& read = NewRead();
   EXPECT_EQ(Describe(read.Start(At(1000))), "finish overloaded");
   EXPECT_EQ(attempts_in_use(), 1);  // only the one held here
-  // The probe the read was granted went back to the breaker.
-  EXPECT_EQ(breaker(0).Snapshot().state, CircuitState::kHalfOpen);
-  EXPECT_TRUE(breaker(0).IsEligible(At(1000)));
+  // The ticket the read was granted went back with no verdict.
+  const CircuitSnapshot snapshot = breaker(0).Snapshot(At(1000));
+  EXPECT_EQ(snapshot.consecutive_failures, 1);
+  EXPECT_EQ(snapshot.window_outcomes, 1);
   held->Release();
 }
 

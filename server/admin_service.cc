@@ -19,6 +19,18 @@ v1::CircuitState ToProto(hedge::CircuitState state) {
   return v1::CIRCUIT_STATE_UNSPECIFIED;
 }
 
+v1::ReplicaState ReplicaStateOf(hedge::CircuitState state) {
+  switch (state) {
+    case hedge::CircuitState::kClosed:
+      return v1::REPLICA_STATE_SERVING;
+    case hedge::CircuitState::kOpen:
+      return v1::REPLICA_STATE_EJECTED;
+    case hedge::CircuitState::kHalfOpen:
+      return v1::REPLICA_STATE_PROBING;
+  }
+  return v1::REPLICA_STATE_UNSPECIFIED;
+}
+
 grpc::ServerUnaryReactor* FinishOk(grpc::CallbackServerContext* context) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
@@ -29,6 +41,29 @@ void SetDuration(absl::Duration d, google::protobuf::Duration* out) {
   const int64_t nanos = absl::ToInt64Nanoseconds(d);
   out->set_seconds(nanos / 1'000'000'000);
   out->set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
+}
+
+// A replica's health (circuit_breaker.h) and load (replica_load.h).
+void FillHealth(const hedge::ReplicaSnapshot& replica, v1::ReplicaStats* out) {
+  const hedge::CircuitSnapshot& circuit = replica.circuit;
+  const auto ejections = [&circuit](hedge::EjectReason reason) {
+    return circuit.ejections[static_cast<size_t>(reason)];
+  };
+  out->set_state(ReplicaStateOf(circuit.state));
+  out->set_ejections_consecutive(ejections(hedge::EjectReason::kConsecutive));
+  out->set_ejections_failure_rate(ejections(hedge::EjectReason::kFailureRate));
+  out->set_ejections_probe(ejections(hedge::EjectReason::kProbe));
+  out->set_give_ups(replica.give_ups);
+  out->set_probes_passed(replica.probes_passed);
+  out->set_probes_failed(replica.probes_failed);
+  out->set_weight(circuit.weight);
+  out->set_cost_seconds(replica.load.cost_seconds);
+  SetDuration(replica.load.latency, out->mutable_latency());
+  out->set_failure_rate(circuit.window_outcomes == 0
+                            ? 0
+                            : static_cast<double>(circuit.window_failures) /
+                                  static_cast<double>(circuit.window_outcomes));
+  SetDuration(circuit.ejected_for, out->mutable_ejected_for());
 }
 
 void FillStats(const hedge::EngineSnapshot& engine,
@@ -67,6 +102,7 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_in_flight(replica.in_flight);
     stats->set_upstream(replica.upstream);
     stats->set_address(replica.address);
+    FillHealth(replica, stats);
   }
   for (const hedge::TenantSnapshot& tenant : engine.tenants) {
     v1::TenantStats* stats = response->add_tenants();
@@ -101,6 +137,9 @@ void FillStats(const hedge::EngineSnapshot& engine,
     SetDuration(absl::Seconds(upstream.latency_saved.sum_seconds),
                 stats->mutable_latency_saved_total());
     stats->set_hedge_delay_auto(upstream.hedge_delay_auto);
+    SetDuration(upstream.give_up_after, stats->mutable_give_up_after());
+    stats->set_give_up_learned(upstream.give_up_learned);
+    stats->set_give_up_fallbacks(upstream.give_up_fallbacks);
   }
 }
 

@@ -83,6 +83,16 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   a.failures = 4;
   a.in_flight = 2;
   a.upstream = "profiles";
+  a.circuit.ejections = {2, 1, 5};
+  a.circuit.window_outcomes = 8;
+  a.circuit.window_failures = 2;
+  a.circuit.weight = 0.5;
+  a.circuit.ejected_for = absl::Seconds(4);
+  a.give_ups = 7;
+  a.probes_passed = 3;
+  a.probes_failed = 5;
+  a.load.latency = absl::Microseconds(2500);
+  a.load.cost_seconds = 0.0075;
   hedge::UpstreamSnapshot profiles;
   profiles.name = "profiles";
   profiles.requests = 5;
@@ -102,6 +112,9 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   profiles.losers_released = 6;
   profiles.loser_release_total = absl::Seconds(2) + absl::Microseconds(300);
   profiles.latency_saved.sum_seconds = 0.5;
+  profiles.give_up_after = absl::Milliseconds(120);
+  profiles.give_up_learned = true;
+  profiles.give_up_fallbacks = 11;
   engine.upstreams = {hedge::UpstreamSnapshot(), profiles};
   engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
                      Replica("http://c:3", hedge::CircuitState::kHalfOpen)};
@@ -132,9 +145,26 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(first.failures(), 4u);
   EXPECT_EQ(first.in_flight(), 2);
   EXPECT_EQ(first.upstream(), "profiles");
+  EXPECT_EQ(first.state(), v1::REPLICA_STATE_EJECTED);
+  EXPECT_EQ(first.ejections_consecutive(), 2u);
+  EXPECT_EQ(first.ejections_failure_rate(), 1u);
+  EXPECT_EQ(first.ejections_probe(), 5u);
+  EXPECT_EQ(first.give_ups(), 7u);
+  EXPECT_EQ(first.probes_passed(), 3u);
+  EXPECT_EQ(first.probes_failed(), 5u);
+  EXPECT_DOUBLE_EQ(first.weight(), 0.5);
+  EXPECT_DOUBLE_EQ(first.cost_seconds(), 0.0075);
+  EXPECT_EQ(first.latency().seconds(), 0);
+  EXPECT_EQ(first.latency().nanos(), 2'500'000);
+  EXPECT_DOUBLE_EQ(first.failure_rate(), 0.25);
+  EXPECT_EQ(first.ejected_for().seconds(), 4);
+  EXPECT_EQ(first.ejected_for().nanos(), 0);
   EXPECT_EQ(stats.replicas(1).upstream(), "");
   EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_STATE_CLOSED);
+  EXPECT_EQ(stats.replicas(1).state(), v1::REPLICA_STATE_SERVING);
+  EXPECT_DOUBLE_EQ(stats.replicas(1).failure_rate(), 0);  // empty window
   EXPECT_EQ(stats.replicas(2).circuit(), v1::CIRCUIT_STATE_HALF_OPEN);
+  EXPECT_EQ(stats.replicas(2).state(), v1::REPLICA_STATE_PROBING);
   ASSERT_EQ(stats.upstreams_size(), 2);
   EXPECT_EQ(stats.upstreams(0).name(), "");
   const v1::UpstreamStats& named = stats.upstreams(1);
@@ -160,6 +190,12 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(named.loser_release_total().nanos(), 300'000);
   EXPECT_EQ(named.latency_saved_total().seconds(), 0);
   EXPECT_EQ(named.latency_saved_total().nanos(), 500'000'000);
+  EXPECT_EQ(named.give_up_after().seconds(), 0);
+  EXPECT_EQ(named.give_up_after().nanos(), 120'000'000);
+  EXPECT_TRUE(named.give_up_learned());
+  EXPECT_EQ(named.give_up_fallbacks(), 11u);
+  EXPECT_EQ(stats.upstreams(0).give_up_after().nanos(), 0);  // off
+  EXPECT_FALSE(stats.upstreams(0).give_up_learned());
   ASSERT_EQ(stats.tenants_size(), 2);
   EXPECT_EQ(stats.tenants(0).name(), "");
   EXPECT_EQ(stats.tenants(0).requests(), 3u);

@@ -108,6 +108,51 @@ bool ValidName(absl::string_view name) {
 
 std::string Number(double value) { return absl::StrFormat("%.17g", value); }
 
+// The replica-health fields the file sets (health_settings.h), through
+// `set` (which records where).
+template <typename Set>
+void AddHealth(const v1::UpstreamConfig& file, const Set& set, RawHealth& raw) {
+  if (file.has_ejection_failure_rate()) {
+    set("ejection_failure_rate", Number(file.ejection_failure_rate()),
+        raw.ejection_failure_rate);
+  }
+  if (file.has_ejection_min_requests()) {
+    set("ejection_min_requests", absl::StrCat(file.ejection_min_requests()),
+        raw.ejection_min_requests);
+  }
+  if (!file.ejection_window().empty()) {
+    set("ejection_window", file.ejection_window(), raw.ejection_window);
+  }
+  if (!file.max_ejection_time().empty()) {
+    set("max_ejection_time", file.max_ejection_time(), raw.max_ejection_time);
+  }
+  if (file.has_probe_successes()) {
+    set("probe_successes", absl::StrCat(file.probe_successes()),
+        raw.probe_successes);
+  }
+  if (!file.ramp_up().empty()) set("ramp_up", file.ramp_up(), raw.ramp_up);
+  if (file.has_max_ejected_share()) {
+    set("max_ejected_share", Number(file.max_ejected_share()),
+        raw.max_ejected_share);
+  }
+  if (file.has_give_up_factor()) {
+    set("give_up_factor", Number(file.give_up_factor()), raw.give_up_factor);
+  }
+  if (!file.give_up_min().empty()) {
+    set("give_up_min", file.give_up_min(), raw.give_up_min);
+  }
+  if (!file.give_up_max().empty()) {
+    set("give_up_max", file.give_up_max(), raw.give_up_max);
+  }
+  if (file.has_probe_path()) {
+    raw.probe_path.emplace();
+    set("probe_path", file.probe_path(), *raw.probe_path);
+  }
+  if (!file.probe_method().empty()) {
+    set("probe_method", file.probe_method(), raw.probe_method);
+  }
+}
+
 absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
                          const Places& places,
                          const TextFormat::ParseInfoTree& root,
@@ -205,6 +250,7 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   if (!file.cooldown().empty()) {
     set("cooldown", file.cooldown(), raw.cooldown);
   }
+  AddHealth(file, set, raw.health);
   if (file.has_preconnect()) {
     set("preconnect", absl::StrCat(file.preconnect()), raw.preconnect);
   }

@@ -105,6 +105,42 @@ TEST_F(ConfigReloadTest, ChangedFileReplacesTheUpstreams) {
   EXPECT_FALSE(absl::StrContains(LogText(), "needs_restart")) << LogText();
 }
 
+// Ejection, probe and give-up settings are per upstream: a reload applies
+// them, and none needs a restart.
+TEST_F(ConfigReloadTest, ReplicaHealthSettingsAreApplied) {
+  Start(Upstream("a", ""));
+  Write(path_, Upstream("a",
+                        "  ejection_failure_rate: 0.5\n"
+                        "  ejection_min_requests: 20\n"
+                        "  ejection_window: \"5s\"\n"
+                        "  max_ejection_time: \"30s\"\n"
+                        "  probe_successes: 3\n"
+                        "  ramp_up: \"0s\"\n"
+                        "  max_ejected_share: 0.25\n"
+                        "  give_up_factor: 0\n"
+                        "  give_up_min: \"5ms\"\n"
+                        "  give_up_max: \"1s\"\n"
+                        "  probe_path: \"/healthz\"\n"
+                        "  probe_method: \"HEAD\"\n"));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  ASSERT_EQ(engine_.upstream_updates().size(), 1u) << LogText();
+  const hedge::UpstreamConfig& a = engine_.upstream_updates()[0][0];
+  EXPECT_DOUBLE_EQ(a.circuit.failure_rate, 0.5);
+  EXPECT_EQ(a.circuit.min_requests, 20);
+  EXPECT_EQ(a.circuit.window, absl::Seconds(5));
+  EXPECT_EQ(a.circuit.max_ejection_time, absl::Seconds(30));
+  EXPECT_EQ(a.circuit.probe_successes, 3);
+  EXPECT_EQ(a.circuit.ramp_up, absl::ZeroDuration());
+  EXPECT_DOUBLE_EQ(a.circuit.max_ejected_share, 0.25);
+  EXPECT_DOUBLE_EQ(a.give_up.factor, 0);
+  EXPECT_EQ(a.give_up.min, absl::Milliseconds(5));
+  EXPECT_EQ(a.give_up.max, absl::Seconds(1));
+  EXPECT_EQ(a.probe_path, "/healthz");
+  EXPECT_TRUE(a.probe_head);
+  EXPECT_EQ(reloader_->Counts().ok, 1u);
+  EXPECT_FALSE(absl::StrContains(LogText(), "needs_restart")) << LogText();
+}
+
 TEST_F(ConfigReloadTest, UnchangedFileIsLeftAloneButSighupReloads) {
   Start(Upstream("a", ""));
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);

@@ -1,5 +1,5 @@
 // Logger: one structured line per lifecycle event (start, listening,
-// circuit transitions, drain), never one per request.
+// replica health, drain), never one per request.
 //
 // Example:
 //   Logger log(LogFormat::kLogfmt);

@@ -6,60 +6,24 @@
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_type.h"
 #include "prometheus/text_serializer.h"
+#include "server/health_metrics.h"
+#include "server/metric_builders.h"
 
 namespace tailgate::server {
 namespace {
 
+using metrics_internal::Counter;
+using metrics_internal::Family;
+using metrics_internal::Gauge;
+using metrics_internal::Histogram;
+using metrics_internal::Labels;
+using metrics_internal::PerReplica;
+using metrics_internal::PerTenant;
+using metrics_internal::PerUpstream;
+using metrics_internal::Replica;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
-
-MetricFamily Family(const char* name, const char* help, MetricType type) {
-  MetricFamily family;
-  family.name = name;
-  family.help = help;
-  family.type = type;
-  return family;
-}
-
-ClientMetric Counter(double value, Labels labels = {}) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.counter.value = value;
-  return metric;
-}
-
-ClientMetric Gauge(double value, Labels labels = {}) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.gauge.value = value;
-  return metric;
-}
-
-// HistogramSnapshot counts are per bucket; Prometheus buckets are
-// cumulative and end with +Inf (which equals the sample count).
-ClientMetric Histogram(const hedge::HistogramSnapshot& snapshot,
-                       Labels labels = {}) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.histogram.sample_count = snapshot.count;
-  metric.histogram.sample_sum = snapshot.sum_seconds;
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < snapshot.bounds_seconds.size(); ++i) {
-    if (i < snapshot.counts.size()) cumulative += snapshot.counts[i];
-    metric.histogram.bucket.push_back({cumulative, snapshot.bounds_seconds[i]});
-  }
-  metric.histogram.bucket.push_back(
-      {snapshot.count, std::numeric_limits<double>::infinity()});
-  return metric;
-}
-
-// Per-replica series: its set's name (the empty string for the default
-// set), then its URL.
-Labels Replica(const hedge::ReplicaSnapshot& replica) {
-  return {{"upstream", replica.upstream}, {"replica", replica.url}};
-}
 
 double CircuitStateValue(hedge::CircuitState state) {
   switch (state) {
@@ -71,44 +35,6 @@ double CircuitStateValue(hedge::CircuitState state) {
       break;
   }
   return 2;
-}
-
-// One family per metric name; `value` gives each upstream's sample.
-template <typename Value>
-MetricFamily PerUpstream(const char* name, const char* help, MetricType type,
-                         const hedge::EngineSnapshot& engine, Value value) {
-  MetricFamily family = Family(name, help, type);
-  for (const hedge::UpstreamSnapshot& upstream : engine.upstreams) {
-    ClientMetric metric = value(upstream);
-    metric.label = {{"upstream", upstream.name}};
-    family.metric.push_back(std::move(metric));
-  }
-  return family;
-}
-
-// One family per metric name; `value` gives each tenant's sample. The
-// tenants are bounded (hedge/tenant_table.h), and so are these labels.
-template <typename Value>
-MetricFamily PerTenant(const char* name, const char* help, MetricType type,
-                       const hedge::EngineSnapshot& engine, Value value) {
-  MetricFamily family = Family(name, help, type);
-  for (const hedge::TenantSnapshot& tenant : engine.tenants) {
-    ClientMetric metric = value(tenant);
-    metric.label = {{"tenant", tenant.name}};
-    family.metric.push_back(std::move(metric));
-  }
-  return family;
-}
-
-// One family per metric name; `value` gives each replica's sample.
-template <typename Value>
-MetricFamily PerReplica(const char* name, const char* help, MetricType type,
-                        const hedge::EngineSnapshot& engine, Value value) {
-  MetricFamily family = Family(name, help, type);
-  for (const hedge::ReplicaSnapshot& replica : engine.replicas) {
-    family.metric.push_back(value(replica));
-  }
-  return family;
 }
 
 // The hedge accounting, per upstream (engine_snapshot.h defines each).
@@ -296,7 +222,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       MetricType::Gauge, {Gauge(engine.hedge_credits)});
   families.push_back(PerReplica(
       "tailgate_circuit_state",
-      "Circuit breaker state: 0 closed, 1 open, 2 half-open.",
+      "Circuit breaker state: 0 closed (serving), 1 open (ejected), 2 "
+      "half-open (probing).",
       MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
         return Gauge(CircuitStateValue(r.circuit.state), Replica(r));
       }));
@@ -306,6 +233,7 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
         return Gauge(r.circuit.generation, Replica(r));
       }));
+  AddReplicaHealth(engine, families);
 
   families.push_back(PerUpstream(
       "tailgate_upstream_requests_total", "Reads admitted, by upstream.",

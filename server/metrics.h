@@ -15,7 +15,9 @@
 //   tailgate_in_flight_requests, tailgate_in_flight_attempts
 //   tailgate_amplification_ratio              attempts / requests
 //   tailgate_hedge_credits
-//   tailgate_circuit_state{replica}           0 closed, 1 open, 2 half-open
+//   tailgate_circuit_state{replica}           0 closed (serving), 1 open
+//                                             (ejected), 2 half-open
+//                                             (probing)
 //   tailgate_request_duration_seconds         histogram
 //   tailgate_attempt_duration_seconds{replica} histogram
 // and, beyond the design's list:
@@ -35,6 +37,21 @@
 //                                             failed or empty lookups of
 //                                             resolved replica names
 //   tailgate_upstream_replicas{upstream}      replicas in the set now
+// and each replica's health (health_metrics.h; labels upstream, replica):
+//   tailgate_replica_state{state}             1 for the state now, 0 for
+//                                             the others: serving,
+//                                             ejected, probing
+//   tailgate_ejections_total{reason}          consecutive, failure_rate,
+//                                             probe
+//   tailgate_probes_total{result}             passed, failed
+//   tailgate_give_ups_total                   primaries abandoned at the
+//                                             give-up point
+//   tailgate_replica_weight                   share of reads now (ramp-up)
+//   tailgate_replica_cost_seconds             load-aware choice's cost
+//   tailgate_replica_latency_seconds          recent latency estimate
+// and each upstream's give-up point:
+//   tailgate_give_up_seconds{upstream}        0 when giving up is off
+//   tailgate_give_up_fallbacks_total{upstream}
 //
 // Thread safety: pure functions over snapshots; safe from any thread.
 

@@ -147,6 +147,15 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_tenant_hedges_total", "counter"},
       {"tailgate_tenant_hedge_wins_total", "counter"},
       {"tailgate_tenant_in_flight_requests", "gauge"},
+      {"tailgate_replica_state", "gauge"},
+      {"tailgate_ejections_total", "counter"},
+      {"tailgate_give_ups_total", "counter"},
+      {"tailgate_probes_total", "counter"},
+      {"tailgate_replica_weight", "gauge"},
+      {"tailgate_replica_cost_seconds", "gauge"},
+      {"tailgate_replica_latency_seconds", "gauge"},
+      {"tailgate_give_up_seconds", "gauge"},
+      {"tailgate_give_up_fallbacks_total", "counter"},
   };
   for (const auto& [name, type] : names) {
     EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
@@ -271,6 +280,60 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
            "tailgate_hedge_latency_saved_seconds_count{upstream="
            "\"profiles\"} 3",
            "tailgate_hedge_latency_saved_seconds_sum{upstream=\"profiles\"} 9",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
+TEST(MetricsTest, ReplicaHealthHasAStateSeriesPerStateAndItsCounters) {
+  hedge::EngineSnapshot engine = Busy();
+  hedge::ReplicaSnapshot& a = engine.replicas[0];  // ejected
+  a.circuit.ejections = {2, 1, 4};
+  a.probes_passed = 3;
+  a.probes_failed = 4;
+  a.give_ups = 5;
+  a.circuit.weight = 0;
+  a.load.cost_seconds = 0.25;
+  a.load.latency = absl::Milliseconds(125);
+  engine.replicas[1].circuit.weight = 0.5;
+  hedge::UpstreamSnapshot defaults;
+  defaults.give_up_after = absl::Milliseconds(60);
+  defaults.give_up_fallbacks = 6;
+  hedge::UpstreamSnapshot off;  // giving up is off
+  off.name = "off";
+  engine.upstreams = {defaults, off};
+  const std::string text = RenderMetrics(engine, {});
+  for (const char* line : {
+           "tailgate_replica_state{upstream=\"\",replica=\"http://a:8001\","
+           "state=\"serving\"} 0",
+           "tailgate_replica_state{upstream=\"\",replica=\"http://a:8001\","
+           "state=\"ejected\"} 1",
+           "tailgate_replica_state{upstream=\"\",replica=\"http://a:8001\","
+           "state=\"probing\"} 0",
+           "tailgate_replica_state{upstream=\"\",replica=\"http://b:8002\","
+           "state=\"probing\"} 1",
+           "tailgate_ejections_total{upstream=\"\",replica=\"http://a:8001\","
+           "reason=\"consecutive\"} 2",
+           "tailgate_ejections_total{upstream=\"\",replica=\"http://a:8001\","
+           "reason=\"failure_rate\"} 1",
+           "tailgate_ejections_total{upstream=\"\",replica=\"http://a:8001\","
+           "reason=\"probe\"} 4",
+           "tailgate_probes_total{upstream=\"\",replica=\"http://a:8001\","
+           "result=\"passed\"} 3",
+           "tailgate_probes_total{upstream=\"\",replica=\"http://a:8001\","
+           "result=\"failed\"} 4",
+           "tailgate_give_ups_total{upstream=\"\",replica=\"http://a:8001\"} 5",
+           "tailgate_replica_weight{upstream=\"\",replica=\"http://a:8001\"} 0",
+           "tailgate_replica_weight{upstream=\"\",replica=\"http://b:8002\"} "
+           "0.5",
+           "tailgate_replica_cost_seconds{upstream=\"\",replica=\"http://"
+           "a:8001\"} 0.25",
+           "tailgate_replica_latency_seconds{upstream=\"\",replica=\"http://"
+           "a:8001\"} 0.125",
+           "tailgate_give_up_seconds{upstream=\"\"} 0.06",
+           "tailgate_give_up_seconds{upstream=\"off\"} 0",
+           "tailgate_give_up_fallbacks_total{upstream=\"\"} 6",
+           "tailgate_circuit_state{upstream=\"\",replica=\"http://a:8001\"} 1",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }

@@ -14,7 +14,9 @@
 #include "hedge/config/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 #include "server/cpu_set.h"
+#include "server/flag_reader.h"
 #include "server/flag_values.h"
+#include "server/health_settings.h"
 
 ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "Configuration file, protobuf text format (schema and example: "
@@ -33,7 +35,11 @@ ABSL_FLAG(std::string, config, tailgate::server::RawFlags().config,
           "--hedge_delay_max, --hedge_fraction, --hedge_burst, "
           "--retry_fraction, --retry_per_second, --retry_window, "
           "--tenant_share (its hedge part), "
-          "--failure_threshold, --cooldown, --preconnect, --backend_http2 "
+          "--failure_threshold, --cooldown, --ejection_failure_rate, "
+          "--ejection_min_requests, --ejection_window, --max_ejection_time, "
+          "--probe_successes, --ramp_up, --max_ejected_share, "
+          "--give_up_factor, --give_up_min, --give_up_max, --probe_path, "
+          "--probe_method, --preconnect, --backend_http2 "
           "and --ca_file are the defaults of upstreams that leave them out. "
           "Reload: SIGHUP, or a change of the file (its directory is "
           "watched), re-reads it and swaps the upstreams (replicas, policy, "
@@ -126,9 +132,10 @@ ABSL_FLAG(std::string, send_timeout, tailgate::server::RawFlags().send_timeout,
           "the call is cancelled and the answer dropped.");
 ABSL_FLAG(std::string, failure_threshold,
           tailgate::server::RawFlags().failure_threshold,
-          "Consecutive failures that open a replica's circuit.");
+          "Consecutive failures that eject a replica (open its circuit).");
 ABSL_FLAG(std::string, cooldown, tailgate::server::RawFlags().cooldown,
-          "How long an open circuit waits before its half-open probe.");
+          "How long a replica's first ejection lasts before it is probed; "
+          "each ejection in a row doubles it, up to --max_ejection_time.");
 ABSL_FLAG(std::string, drain_timeout,
           tailgate::server::RawFlags().drain_timeout,
           "On SIGTERM/SIGINT, wait this long for reads in flight (>= 0).");
@@ -186,81 +193,6 @@ ABSL_FLAG(std::string, http_header_timeout,
 namespace tailgate::server {
 namespace {
 
-// Parses flag values, keeping the first error; after an error the values it
-// returns are placeholders and status() tells the caller to stop.
-class FlagReader {
- public:
-  // `locations` (may be null; must outlive the reader): values that came
-  // from the config file, by key (RawFlags::file_locations).
-  explicit FlagReader(
-      const absl::flat_hash_map<std::string, std::string>* locations)
-      : locations_(locations) {}
-
-  int64_t Integer(absl::string_view flag, const std::string& text) {
-    return Take(flag, flags::ParseInteger(text), int64_t{0});
-  }
-
-  // An integer that fits an int; the rest of its range is checked by its
-  // owner.
-  int Int(absl::string_view flag, const std::string& text) {
-    const int64_t value = Integer(flag, text);
-    if (value > std::numeric_limits<int>::max()) {
-      Fail(flag, absl::StrCat("must be at most ",
-                              std::numeric_limits<int>::max(), ", got ", text));
-    } else if (value < std::numeric_limits<int>::min()) {
-      Fail(flag, absl::StrCat("must be at least ",
-                              std::numeric_limits<int>::min(), ", got ", text));
-    } else {
-      return static_cast<int>(value);
-    }
-    return 0;
-  }
-
-  double Number(absl::string_view flag, const std::string& text) {
-    return Take(flag, flags::ParseNumber(text), 0.0);
-  }
-
-  absl::Duration Duration(absl::string_view flag, const std::string& text) {
-    return Take(flag, flags::ParseDuration(text), absl::ZeroDuration());
-  }
-
-  ListenAddress Address(absl::string_view flag, const std::string& text) {
-    return Take(flag, ParseListenAddress(text), ListenAddress());
-  }
-
-  template <typename T>
-  T Take(absl::string_view flag, absl::StatusOr<T> value, T placeholder) {
-    if (value.ok()) return *std::move(value);
-    Fail(flag, value.status().message());
-    return placeholder;
-  }
-
-  // `key` is a flag's name, or a config file key (RawFlags::file_locations)
-  // when the value came from the file.
-  void Fail(absl::string_view key, absl::string_view problem) {
-    if (!status_.ok()) return;
-    if (locations_ != nullptr) {
-      if (auto it = locations_->find(key); it != locations_->end()) {
-        status_ = absl::InvalidArgumentError(
-            absl::StrCat(it->second, ": ", key, ": ", problem));
-        return;
-      }
-    }
-    status_ = flags::ForFlag(key, absl::InvalidArgumentError(problem));
-  }
-
-  // Keeps `status` if no error came first.
-  void Adopt(const absl::Status& status) {
-    if (status_.ok()) status_ = status;
-  }
-
-  const absl::Status& status() const { return status_; }
-
- private:
-  const absl::flat_hash_map<std::string, std::string>* const locations_;
-  absl::Status status_;
-};
-
 void CheckDistinct(FlagReader& reader, absl::string_view flag,
                    const ListenAddress& address, absl::string_view other_flag,
                    const ListenAddress& other) {
@@ -290,6 +222,17 @@ constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
     {"max_response_bytes", "max_response_bytes"},
     {"failure_threshold", "failure_threshold"},
     {"cooldown", "cooldown"},
+    {"ejection_failure_rate", "ejection_failure_rate"},
+    {"ejection_min_requests", "ejection_min_requests"},
+    {"ejection_window", "ejection_window"},
+    {"max_ejection_time", "max_ejection_time"},
+    {"probe_successes", "probe_successes"},
+    {"ramp_up", "ramp_up"},
+    {"max_ejected_share", "max_ejected_share"},
+    {"give_up_factor", "give_up_factor"},
+    {"give_up_min", "give_up_min"},
+    {"give_up_max", "give_up_max"},
+    {"probe_path", "probe_path"},
     {"http_version", "backend_http2"},
     {"preconnect", "preconnect"},
     {"timer_spin", "timer_spin"},
@@ -344,6 +287,7 @@ hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
   upstream.circuit.failure_threshold =
       flag_only.Int("failure_threshold", flags.failure_threshold);
   upstream.circuit.cooldown = flag_only.Duration("cooldown", flags.cooldown);
+  ApplyHealth(flag_only, "", flags.health, upstream);
   upstream.http_version = flags.backend_http2 ? hedge::HttpVersion::kHttp2
                                               : hedge::HttpVersion::kHttp1;
   upstream.ca_file = flags.ca_file;
@@ -353,11 +297,13 @@ hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
 }
 
 // One replica set: `raw`'s own values over `defaults`. `replicas_key`
-// names where its replicas came from.
+// names where its replicas came from; `max_ejection_time_given`, whether
+// --max_ejection_time was.
 hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
                                       const hedge::UpstreamConfig& defaults,
                                       const RawUpstream& raw,
-                                      absl::string_view replicas_key) {
+                                      absl::string_view replicas_key,
+                                      bool max_ejection_time_given) {
   const std::string prefix =
       raw.name.empty() ? "" : absl::StrCat("upstreams.", raw.name, ".");
   const auto key = [&prefix](absl::string_view field) {
@@ -408,6 +354,11 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
   }
   if (!raw.cooldown.empty()) {
     upstream.circuit.cooldown = reader.Duration(key("cooldown"), raw.cooldown);
+  }
+  ApplyHealth(reader, prefix, raw.health, upstream);
+  if (!max_ejection_time_given && raw.health.max_ejection_time.empty()) {
+    upstream.circuit.max_ejection_time =
+        DefaultMaxEjectionTime(upstream.circuit.cooldown);
   }
   if (!raw.preconnect.empty()) {
     upstream.preconnect = reader.Int(key("preconnect"), raw.preconnect);
@@ -479,7 +430,8 @@ hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
             ? std::string(from_backends ? "backends" : "replicas")
             : absl::StrCat("upstreams.", raw.name, ".replicas");
     engine.upstreams.push_back(
-        UpstreamFromRaw(reader, defaults, raw, replicas_key));
+        UpstreamFromRaw(reader, defaults, raw, replicas_key,
+                        !flags.health.max_ejection_time.empty()));
   }
 
   engine.timeout = reader.Duration("timeout", flags.timeout);
@@ -688,6 +640,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.max_response_bytes = absl::GetFlag(FLAGS_max_response_bytes);
   flags.failure_threshold = absl::GetFlag(FLAGS_failure_threshold);
   flags.cooldown = absl::GetFlag(FLAGS_cooldown);
+  flags.health = HealthFromCommandLine();
   flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   flags.backend_http2 = absl::GetFlag(FLAGS_backend_http2);
   flags.ca_file = absl::GetFlag(FLAGS_ca_file);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "hedge/config/engine_config.h"
+#include "server/health_settings.h"
 #include "server/listen_address.h"
 #include "server/log.h"
 #include "server/sched_policy.h"
@@ -57,6 +58,7 @@ struct RawUpstream {
   std::string tenant_share;
   std::string failure_threshold;
   std::string cooldown;
+  RawHealth health;
   std::string preconnect;
   std::optional<bool> http2;
   std::string ca_file;
@@ -97,6 +99,7 @@ struct RawFlags {
   std::string send_timeout = "5s";
   std::string failure_threshold = "5";
   std::string cooldown = "1s";
+  RawHealth health = HealthFlagDefaults();
   std::string drain_timeout = "5s";
   bool backend_http2 = false;
   std::string preconnect = "1";

@@ -34,6 +34,11 @@ expect_line '--listen: port must be in [0, 65535], got "99999"' \
 expect_line '--log_format: want logfmt or json, got "xml"' "$ok" --log_format=xml
 expect_line '--sched_policy: must be batch or normal, got "idle"' "$ok" --sched_policy=idle
 expect_line "--hedge_fraction: must be in [0, 1], got 1.5" "$ok" --hedge_fraction=1.5
+expect_line "--ejection_failure_rate: must be in (0, 1], got 0" \
+  "$ok" --ejection_failure_rate=0
+expect_line "--give_up_max: must be in [give_up_min (20ms), 1h], got 10ms" \
+  "$ok" --give_up_max=10ms
+expect_line '--probe_method: want GET or HEAD, got "POST"' "$ok" --probe_method=POST
 expect_line 'unexpected argument "extra" (every setting is a --flag)' "$ok" extra
 
 # h2c is checked against this libcurl before anything starts: one line too.
@@ -49,7 +54,8 @@ fi
 
 # --help lists every flag, not only the usage line.
 help=$("$tailgate" --help 2>&1)
-for flag in --backends --hedge_delay --timer_spin --sched_policy; do
+for flag in --backends --hedge_delay --timer_spin --sched_policy \
+    --ejection_failure_rate --give_up_factor --probe_path; do
   if ! grep -q -e "$flag" <<<"$help"; then
     echo "FAIL: tailgate --help does not list $flag"
     failures=$((failures + 1))

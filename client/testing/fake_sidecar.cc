@@ -124,6 +124,23 @@ v1::GetStatsResponse CannedStats() {
   b->set_attempts(4);
   b->set_failures(3);
   b->set_in_flight(0);
+  b->set_state(v1::REPLICA_STATE_PROBING);
+  b->set_ejections_consecutive(1);
+  b->set_ejections_failure_rate(2);
+  b->set_ejections_probe(3);
+  b->set_give_ups(4);
+  b->set_probes_passed(1);
+  b->set_probes_failed(3);
+  b->set_weight(0.25);
+  b->set_cost_seconds(0.5);
+  SetDuration(absl::Milliseconds(40), b->mutable_latency());
+  b->set_failure_rate(0.75);
+  SetDuration(absl::Seconds(4), b->mutable_ejected_for());
+  v1::UpstreamStats* upstream = stats.add_upstreams();
+  upstream->set_name("");
+  SetDuration(absl::Milliseconds(60), upstream->mutable_give_up_after());
+  upstream->set_give_up_learned(true);
+  upstream->set_give_up_fallbacks(6);
   return stats;
 }
 

@@ -55,8 +55,13 @@ class CensoredLatencySketch {
 
   void AddComplete(absl::Time now, absl::Duration latency);
   void AddCensored(absl::Time now, absl::Duration at_least);
+  // Moves the window forward to `now` without a sample, clearing the slots
+  // passed, so that what has left the window stops counting even when no
+  // sample comes.
+  void Advance(absl::Time now);
 
-  // Samples in the window, complete and censored (as of the last Add).
+  // Samples in the window, complete and censored (as of the last Add or
+  // Advance).
   uint64_t complete() const { return complete_total_; }
   uint64_t censored() const { return censored_total_; }
 
@@ -94,8 +99,6 @@ class CensoredLatencySketch {
     std::array<uint64_t, kBuckets> censored{};
   };
 
-  // Moves the current slot forward to `now`, clearing the slots passed.
-  void Advance(absl::Time now);
   Totals Sum() const;
 
   const absl::Duration slot_length_;

@@ -104,6 +104,20 @@ TEST(CensoredLatencySketchTest, OldSlotsLeaveTheWindow) {
   EXPECT_EQ(sketch.censored(), 1u);
 }
 
+TEST(CensoredLatencySketchTest, AdvanceClearsWhatLeftTheWindowWithoutASample) {
+  Sketch sketch(FourSecondsInFour());
+  for (int i = 0; i < 10; ++i) sketch.AddComplete(kT0, absl::Milliseconds(50));
+  sketch.AddCensored(kT0 + absl::Seconds(2), absl::Milliseconds(80));
+  sketch.Advance(kT0 + absl::Seconds(3.5));  // nothing has left yet
+  EXPECT_EQ(sketch.complete(), 10u);
+  sketch.Advance(kT0 + absl::Seconds(4));  // the first slot has
+  EXPECT_EQ(sketch.complete(), 0u);
+  EXPECT_EQ(sketch.censored(), 1u);
+  sketch.Advance(kT0 + absl::Seconds(6));
+  EXPECT_EQ(sketch.censored(), 0u);
+  EXPECT_FALSE(sketch.QuantileOf(0.5).has_value());
+}
+
 TEST(CensoredLatencySketchTest, MedianRemainingUsesTheSlowerSamplesOnly) {
   Sketch sketch(FourSecondsInFour());
   for (int i = 0; i < 80; ++i) sketch.AddComplete(kT0, absl::Milliseconds(2));

@@ -54,7 +54,9 @@ std::optional<absl::Duration> GiveUpPoint::PointFor(absl::Time now,
 }
 
 absl::Duration GiveUpPoint::Recompute(absl::Time now) const {
-  (void)now;
+  // Answers that left the window must stop counting even if no new one
+  // comes (every replica hung, or the traffic went away).
+  sketch_.Advance(now);
   learned_ = sketch_.complete() >= static_cast<uint64_t>(kMinSamples);
   if (!learned_) return config_.max;
   const std::optional<CensoredLatencySketch::Quantile> q =

@@ -75,7 +75,8 @@ class GiveUpPoint {
 
   const GiveUpConfig config_;
   mutable Mutex mu_;
-  CensoredLatencySketch sketch_ ABSL_GUARDED_BY(mu_);
+  // Mutable: reading the point moves its window to `now`.
+  mutable CensoredLatencySketch sketch_ ABSL_GUARDED_BY(mu_);
   mutable absl::Duration point_ ABSL_GUARDED_BY(mu_);
   mutable absl::Time computed_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   mutable bool learned_ ABSL_GUARDED_BY(mu_) = false;

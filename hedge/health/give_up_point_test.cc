@@ -82,6 +82,18 @@ TEST(GiveUpPointTest, RecomputedAtMostOncePerRefreshInterval) {
   ExpectAbout(PointMs(point, 100 + refresh_ms), 300);
 }
 
+TEST(GiveUpPointTest, AnswersThatLeftTheWindowNoLongerCount) {
+  // Answers stop (every replica hangs, or the traffic went away): once the
+  // last of them has left the window the point is `max` again, not what
+  // the old answers said.
+  GiveUpPoint point(Config());
+  Answers(point, 50, 10, 0);
+  ExpectAbout(PointMs(point, 100), 30);
+  const int window_ms = absl::ToInt64Milliseconds(GiveUpPoint::kWindow);
+  EXPECT_EQ(PointMs(point, 100 + 2 * window_ms), 500);
+  EXPECT_FALSE(point.learned());
+}
+
 TEST(GiveUpPointTest, FactorZeroIsOff) {
   GiveUpPoint point(Config(/*factor=*/0));
   EXPECT_EQ(point.PointFor(At(0), kNoCap), std::nullopt);

@@ -59,11 +59,12 @@ void ReplicaLoad::AddSample(absl::Time now, absl::Duration sample) {
   if (last_sample_ == absl::InfinitePast()) {
     estimate_seconds_ = seconds;
   } else {
-    // The estimate as it stands now (decayed while idle), moved toward
-    // the sample by the time since the last one.
+    // Blends the stored estimate, not the idle-decayed view: decaying it
+    // between every two samples too would hold a steady replica's
+    // estimate below its latency (to kIdleDecay / (kIdleDecay + kDecay)
+    // of it at high rates).
     const double kept = Kept(now - last_sample_, kDecay);
-    estimate_seconds_ =
-        absl::ToDoubleSeconds(DecayedLocked(now)) * kept + seconds * (1 - kept);
+    estimate_seconds_ = estimate_seconds_ * kept + seconds * (1 - kept);
   }
   last_sample_ = std::max(last_sample_, now);
 }

@@ -125,15 +125,28 @@ TEST(ReplicaLoadTest, CallersEndingsLeaveNoSample) {
   EXPECT_EQ(snapshot.in_flight, 0);
 }
 
+TEST(ReplicaLoadTest, ConstantAnswersGiveTheirLatencyAtAnyRate) {
+  for (int every_ms : {1, 10, 100, 500}) {
+    ReplicaLoad load;
+    Answers(load, 20, every_ms, 0, 20000);
+    const int last_ms = (20000 - 20) / every_ms * every_ms + 20;
+    EXPECT_NEAR(absl::ToDoubleMilliseconds(load.Snapshot(At(last_ms)).latency),
+                20, 0.01)
+        << "every " << every_ms << " ms";
+  }
+}
+
 TEST(ReplicaLoadTest, EstimateDecaysTowardZeroWithoutSamples) {
   ReplicaLoad load;
   Attempt(load, 0, 100);
-  EXPECT_NEAR(absl::ToDoubleMilliseconds(load.Snapshot(At(1100)).latency),
+  const absl::Duration idle = ReplicaLoad::kIdleDecay;
+  EXPECT_NEAR(absl::ToDoubleMilliseconds(load.Snapshot(At(100) + idle).latency),
               100 * std::exp(-1.0), 1e-6);
-  EXPECT_NEAR(absl::ToDoubleMilliseconds(load.Snapshot(At(3100)).latency),
-              100 * std::exp(-3.0), 1e-6);
+  EXPECT_NEAR(
+      absl::ToDoubleMilliseconds(load.Snapshot(At(100) + 3 * idle).latency),
+      100 * std::exp(-3.0), 1e-6);
   // Down to the floor in the end.
-  EXPECT_DOUBLE_EQ(load.Cost(At(20100)),
+  EXPECT_DOUBLE_EQ(load.Cost(At(100) + 100 * idle),
                    absl::ToDoubleSeconds(ReplicaLoad::kLatencyFloor));
 }
 
@@ -150,12 +163,14 @@ TEST(ReplicaLoadTest, AvoidedSlowReplicaBecomesAttractiveAgain) {
     fast_until = ms;
     return slow.Cost(At(ms)) <= fast.Cost(At(ms)) * 1.5;
   };
+  const int idle_ms = absl::ToInt64Milliseconds(ReplicaLoad::kIdleDecay);
   EXPECT_FALSE(attractive_at(1000));
-  EXPECT_FALSE(attractive_at(2000));
-  EXPECT_TRUE(attractive_at(1000 + 5000));  // five kDecay later
-  // What it answers then sets its estimate afresh.
-  Attempt(slow, 6000, 6100);
-  EXPECT_FALSE(attractive_at(6100));
+  EXPECT_FALSE(attractive_at(1000 + idle_ms));
+  const int later_ms = 1000 + 5 * idle_ms;
+  EXPECT_TRUE(attractive_at(later_ms));
+  // What it answers then counts: still slow, it is avoided again.
+  Attempt(slow, later_ms, later_ms + 100);
+  EXPECT_FALSE(attractive_at(later_ms + 100));
 }
 
 TEST(ReplicaLoadTest, OneStragglerAmongManyFastAnswersMovesTheEstimateLittle) {

@@ -107,9 +107,9 @@ TEST_F(UpstreamDirectoryTest, NewAnswerDrainsTheVanishedAndKeepsThePersisting) {
   directory_.Replace({d});
   // A read in flight holds the first generation.
   std::shared_ptr<Upstream> before = directory_.Find("d");
-  // 127.0.0.3's circuit opens.
-  CircuitBreaker& failing = before->picker().breaker(1);
-  failing.OnFailure(*failing.TryAcquire(clock_.Now()), clock_.Now());
+  // 127.0.0.3 is ejected.
+  before->picker().breaker(1).Eject(clock_.Now(),
+                                    hedge::EjectReason::kConsecutive);
 
   dns_.Set("shard.test", std::vector<std::string>{"127.0.0.3", "127.0.0.4",
                                                   "127.0.0.5"});
@@ -123,7 +123,7 @@ TEST_F(UpstreamDirectoryTest, NewAnswerDrainsTheVanishedAndKeepsThePersisting) {
                                       "shard.test@127.0.0.4",
                                       "shard.test@127.0.0.5"}));
   // The persisting replica kept its open circuit; the newcomer takes reads.
-  EXPECT_EQ(after->picker().breaker(0).Snapshot().state, CircuitState::kOpen);
+  EXPECT_EQ(after->picker().breaker(0).Snapshot(clock_.Now()).state, CircuitState::kOpen);
   EXPECT_EQ(Picked(*after, clock_.Now()),
             (std::set<std::string>{"shard.test@127.0.0.4",
                                    "shard.test@127.0.0.5"}));
@@ -173,8 +173,7 @@ TEST_F(UpstreamDirectoryTest, ReloadKeepsStateOfWhatPersists) {
   ASSERT_TRUE(a->budget().TryConsume());
   const double credits = a->budget().credits();
   a->totals().requests = 7;
-  CircuitBreaker& failing = a->picker().breaker(0);
-  failing.OnFailure(*failing.TryAcquire(clock_.Now()), clock_.Now());
+  a->picker().breaker(0).Eject(clock_.Now(), hedge::EjectReason::kConsecutive);
 
   // :82 leaves, :83 joins, b goes, c comes; a's policy is unchanged.
   directory_.Replace({Set("a", "http://127.0.0.1:81,http://127.0.0.1:83"),
@@ -185,8 +184,8 @@ TEST_F(UpstreamDirectoryTest, ReloadKeepsStateOfWhatPersists) {
   EXPECT_NE(directory_.Find("c"), nullptr);
   EXPECT_DOUBLE_EQ(a2->budget().credits(), credits);
   EXPECT_EQ(a2->totals().requests.load(), 7u);
-  EXPECT_EQ(a2->picker().breaker(0).Snapshot().state, CircuitState::kOpen);
-  EXPECT_EQ(a2->picker().breaker(1).Snapshot().state, CircuitState::kClosed);
+  EXPECT_EQ(a2->picker().breaker(0).Snapshot(clock_.Now()).state, CircuitState::kOpen);
+  EXPECT_EQ(a2->picker().breaker(1).Snapshot(clock_.Now()).state, CircuitState::kClosed);
   EXPECT_EQ(Picked(*a, clock_.Now()), std::set<std::string>{});  // :82 retired
 
   // A new burst is a new budget, full; new circuit settings new breakers.
@@ -196,7 +195,7 @@ TEST_F(UpstreamDirectoryTest, ReloadKeepsStateOfWhatPersists) {
   directory_.Replace({changed});
   std::shared_ptr<Upstream> a3 = directory_.Find("a");
   EXPECT_DOUBLE_EQ(a3->budget().credits(), 5);
-  EXPECT_EQ(a3->picker().breaker(0).Snapshot().state, CircuitState::kClosed);
+  EXPECT_EQ(a3->picker().breaker(0).Snapshot(clock_.Now()).state, CircuitState::kClosed);
   EXPECT_EQ(a3->totals().requests.load(), 7u);
 }
 

@@ -45,5 +45,15 @@ TEST(CircuitStateNamesTest, WireFormIsTheNumber) {
   EXPECT_EQ(parsed.circuit(), 1);
 }
 
+// ReplicaState names the same states for operators, with the same numbers.
+TEST(CircuitStateNamesTest, ReplicaStateHasTheCircuitNumbers) {
+  EXPECT_EQ(static_cast<int>(REPLICA_STATE_SERVING),
+            static_cast<int>(CIRCUIT_STATE_CLOSED));
+  EXPECT_EQ(static_cast<int>(REPLICA_STATE_EJECTED),
+            static_cast<int>(CIRCUIT_STATE_OPEN));
+  EXPECT_EQ(static_cast<int>(REPLICA_STATE_PROBING),
+            static_cast<int>(CIRCUIT_STATE_HALF_OPEN));
+}
+
 }  // namespace
 }  // namespace tailgate::v1
