@@ -4,7 +4,8 @@ namespace tailgate::experiment {
 
 const std::vector<Policy>& ComparedPolicies() {
   static const auto* const policies = new std::vector<Policy>{
-      {"baseline", {"--hedge_fraction=0"}},
+      // No timer hedge and no give-up: the primary alone, unless it fails.
+      {"baseline", {"--hedge_fraction=0", "--give_up_factor=0"}},
       {"hedged",
        {"--hedge_delay=5ms", "--hedge_fraction=0.25", "--hedge_burst=4"}},
   };

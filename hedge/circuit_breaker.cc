@@ -13,10 +13,10 @@ namespace {
 absl::Status DurationIn(const char* field, absl::Duration value,
                         absl::Duration low, absl::Duration high) {
   if (value < low || value > high) {
-    return FieldError(field, absl::StrCat("must be in [",
-                                          absl::FormatDuration(low), ", ",
-                                          absl::FormatDuration(high), "], got ",
-                                          absl::FormatDuration(value)));
+    return FieldError(
+        field, absl::StrCat("must be in [", absl::FormatDuration(low), ", ",
+                            absl::FormatDuration(high), "], got ",
+                            absl::FormatDuration(value)));
   }
   return absl::OkStatus();
 }
@@ -73,14 +73,14 @@ absl::Status ValidateCircuitConfig(const CircuitConfig& config) {
   }
   // Written so that NaN fails too.
   if (!(config.failure_rate > 0 && config.failure_rate <= 1)) {
-    return FieldError("ejection_failure_rate",
-                      absl::StrFormat("must be in (0, 1], got %.10g",
-                                      config.failure_rate));
+    return FieldError(
+        "ejection_failure_rate",
+        absl::StrFormat("must be in (0, 1], got %.10g", config.failure_rate));
   }
   if (config.min_requests < 1 || config.min_requests > 1000000) {
-    return FieldError("ejection_min_requests",
-                      absl::StrCat("must be in [1, 1000000], got ",
-                                   config.min_requests));
+    return FieldError(
+        "ejection_min_requests",
+        absl::StrCat("must be in [1, 1000000], got ", config.min_requests));
   }
   if (absl::Status s = DurationIn("ejection_window", config.window,
                                   absl::Milliseconds(100), absl::Hours(1));
@@ -96,9 +96,9 @@ absl::Status ValidateCircuitConfig(const CircuitConfig& config) {
                      absl::FormatDuration(config.max_ejection_time)));
   }
   if (config.probe_successes < 1 || config.probe_successes > 100) {
-    return FieldError("probe_successes",
-                      absl::StrCat("must be in [1, 100], got ",
-                                   config.probe_successes));
+    return FieldError(
+        "probe_successes",
+        absl::StrCat("must be in [1, 100], got ", config.probe_successes));
   }
   if (absl::Status s = DurationIn("ramp_up", config.ramp_up,
                                   absl::ZeroDuration(), absl::Hours(1));
@@ -213,8 +213,7 @@ void CircuitBreaker::OnCancel(const CircuitTicket& ticket) {
   }
 }
 
-std::optional<EjectReason> CircuitBreaker::WantsEjection(
-    absl::Time now) const {
+std::optional<EjectReason> CircuitBreaker::WantsEjection(absl::Time now) const {
   MutexLock lock(&mu_);
   return WantsEjectionLocked(now);
 }
@@ -282,7 +281,8 @@ double CircuitBreaker::WeightLocked(absl::Time now) const {
       returned_at_ == absl::InfinitePast()) {
     return 1;
   }
-  const double progress = absl::FDivDuration(now - returned_at_, config_.ramp_up);
+  const double progress =
+      absl::FDivDuration(now - returned_at_, config_.ramp_up);
   if (progress >= 1) return 1;
   return std::max(kMinWeight, kMinWeight + (1 - kMinWeight) * progress);
 }

@@ -77,8 +77,8 @@ struct CircuitConfig {
   int min_requests = 10;                       // in [1, 1000000]
   absl::Duration window = absl::Seconds(10);   // in [100ms, 1h]
   absl::Duration max_ejection_time = absl::Seconds(10);  // >= cooldown, <= 1h
-  int probe_successes = 2;                     // in [1, 100]
-  absl::Duration ramp_up = absl::Seconds(5);   // in [0, 1h]
+  int probe_successes = 2;                               // in [1, 100]
+  absl::Duration ramp_up = absl::Seconds(5);             // in [0, 1h]
   // The share of a set's replicas that may be ejected at once (one always
   // may, in a set of two or more; never the last): in [0, 1].
   double max_ejected_share = 0.5;
@@ -102,7 +102,7 @@ struct CircuitSnapshot {
   int64_t window_outcomes = 0;
   int64_t window_failures = 0;
   std::array<uint64_t, kEjectReasons> ejections{};  // by EjectReason
-  uint64_t probes = 0;         // probes granted
+  uint64_t probes = 0;                              // probes granted
   uint64_t probe_failures = 0;
   double weight = 1;           // the ramp-up weight now (0 unless serving)
   absl::Duration ejected_for;  // the ejection in force or last ended

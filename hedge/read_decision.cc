@@ -295,8 +295,7 @@ std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
   return SkipReason::kNoBudget;
 }
 
-void ReadDecision::CancelInFlight(Actions& out, absl::Time now,
-                                  Blame blame) {
+void ReadDecision::CancelInFlight(Actions& out, absl::Time now, Blame blame) {
   for (int i = 0; i < launched_; ++i) {
     Attempt& attempt = attempts_[i];
     if (!attempt.in_flight) continue;

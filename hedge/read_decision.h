@@ -118,19 +118,19 @@ inline constexpr int kMaxAttempts = 2;
 
 struct Action {
   enum class Type {
-    kLaunch,         // start attempt `attempt` on `replica`, of `kind`
-    kArmHedgeTimer,  // call OnHedgeTimer at `at`
-    kCancel,         // abort attempt `attempt` (its permit is released);
-                     // `failed`: it counts as a failure of its replica
-                     // (the sidecar's timeout, or a race lost past the
-                     // give-up point). Only as the read ends: a kFinish
-                     // follows.
+    kLaunch,          // start attempt `attempt` on `replica`, of `kind`
+    kArmHedgeTimer,   // call OnHedgeTimer at `at`
+    kCancel,          // abort attempt `attempt` (its permit is released);
+                      // `failed`: it counts as a failure of its replica
+                      // (the sidecar's timeout, or a race lost past the
+                      // give-up point). Only as the read ends: a kFinish
+                      // follows.
     kArmGiveUpTimer,  // call OnGiveUp at `at`
     kAbandon,         // the primary `attempt` was given up: abort it now
                       // (its permit is released; it failed); the read
                       // goes on with its fallback
-    kExtraSkipped,   // informational: no extra attempt, for `skip`
-    kFinish,         // the read is over: see `attempt` / `error`
+    kExtraSkipped,    // informational: no extra attempt, for `skip`
+    kFinish,          // the read is over: see `attempt` / `error`
   };
   Type type;
   int attempt = -1;    // kLaunch, kCancel; kFinish: the attempt whose

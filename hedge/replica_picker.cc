@@ -74,7 +74,8 @@ std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
       chosen = other;
     }
   }
-  if (std::optional<CircuitTicket> ticket = breakers_[chosen]->TryAcquire(now)) {
+  if (std::optional<CircuitTicket> ticket =
+          breakers_[chosen]->TryAcquire(now)) {
     return ReplicaPick{chosen, *ticket};
   }
   // Ejected since the scan: any other that serves.

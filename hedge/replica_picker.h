@@ -63,8 +63,7 @@ class ReplicaPicker {
   // REQUIRES: !breakers.empty(); loads.size() == breakers.size(); no null
   // entries; max_ejected_share in [0, 1].
   ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
-                absl::Span<ReplicaLoad* const> loads,
-                double max_ejected_share);
+                absl::Span<ReplicaLoad* const> loads, double max_ejected_share);
 
   ReplicaPicker(const ReplicaPicker&) = delete;
   ReplicaPicker& operator=(const ReplicaPicker&) = delete;

@@ -78,7 +78,7 @@ class Replicas {
 
   // Sets `replica`'s latency estimate at `now` (its first sample).
   void SetLatency(size_t replica, absl::Duration latency, absl::Time now) {
-    load(replica).ObserveAnswer(now, latency);
+    load(replica).RestartFrom(now, latency);
   }
 
  private:

@@ -10,8 +10,7 @@ namespace tailgate::hedge {
 
 absl::Status ValidateGiveUpConfig(const GiveUpConfig& config) {
   // Written so that NaN fails too.
-  if (!(config.factor == 0 ||
-        (config.factor >= 1 && config.factor <= 100))) {
+  if (!(config.factor == 0 || (config.factor >= 1 && config.factor <= 100))) {
     return FieldError("give_up_factor",
                       absl::StrFormat("must be 0 (off) or in [1, 100], got "
                                       "%.10g",

@@ -38,7 +38,7 @@ namespace tailgate::hedge {
 struct GiveUpConfig {
   // 0 turns giving up off; else in [1, 100].
   double factor = 3;
-  absl::Duration min = absl::Milliseconds(20);  // > 0
+  absl::Duration min = absl::Milliseconds(20);   // > 0
   absl::Duration max = absl::Milliseconds(500);  // >= min, <= 1h
 };
 

@@ -43,9 +43,10 @@ void ReplicaLoad::End(absl::Time started, absl::Time now, Ending ending) {
   }
 }
 
-void ReplicaLoad::ObserveAnswer(absl::Time now, absl::Duration latency) {
+void ReplicaLoad::RestartFrom(absl::Time now, absl::Duration latency) {
   MutexLock lock(&mu_);
-  AddSample(now, latency);
+  estimate_seconds_ = absl::ToDoubleSeconds(latency);
+  last_sample_ = now;
 }
 
 void ReplicaLoad::RaiseTo(absl::Time now, absl::Duration floor) {
@@ -61,10 +62,16 @@ void ReplicaLoad::AddSample(absl::Time now, absl::Duration sample) {
   } else {
     // Blends the stored estimate, not the idle-decayed view: decaying it
     // between every two samples too would hold a steady replica's
-    // estimate below its latency (to kIdleDecay / (kIdleDecay + kDecay)
-    // of it at high rates).
-    const double kept = Kept(now - last_sample_, kDecay);
-    estimate_seconds_ = estimate_seconds_ * kept + seconds * (1 - kept);
+    // estimate below its latency. A sample after a silence longer than
+    // kIdleDecay (the replica was avoided) weighs more, as if the silence
+    // past kIdleDecay had run on kIdleDecay's clock: what an avoided
+    // replica answers when tried again is what it is known by.
+    const absl::Duration idle = now - last_sample_;
+    const double kept =
+        Kept(idle, kDecay) *
+        Kept(std::max(idle - kIdleDecay, absl::ZeroDuration()), kIdleDecay);
+    const double base = estimate_seconds_;
+    estimate_seconds_ = base * kept + seconds * (1 - kept);
   }
   last_sample_ = std::max(last_sample_, now);
 }

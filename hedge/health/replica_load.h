@@ -13,9 +13,13 @@
 // and attempts cut short (how long they had run: a lower bound, counted as
 // if it were the latency, so a replica whose attempts hang and lose their
 // race or are given up becomes expensive at once). Without new samples the
-// estimate decays toward zero with the same time constant, so a replica
-// that was avoided for being slow is tried again after a while, and what
-// it answers then sets its estimate afresh. The mean age of the attempts
+// estimate decays toward zero with time constant kIdleDecay, so a replica
+// that was avoided for being slow is tried again within a second or two
+// (ln(its estimate / the others') * kIdleDecay); after more than kDecay
+// without a sample, the next one blends with that decayed view rather
+// than the stale estimate, so what the replica answers then sets its
+// estimate afresh: a healed replica is found at once, and a sick one keeps
+// collecting the failures that eject it. The mean age of the attempts
 // in flight makes a replica that has stopped answering expensive before
 // any of them ends. The floor (kLatencyFloor) makes replicas that answer
 // within a millisecond equal: below it, differences are noise of the
@@ -66,8 +70,9 @@ class ReplicaLoad {
     kNoSample,  // ended for reasons of the caller's: no sample
   };
   void End(absl::Time started, absl::Time now, Ending ending);
-  // An answer of an attempt not counted in flight here (a probe's).
-  void ObserveAnswer(absl::Time now, absl::Duration latency);
+  // Forgets the estimate and starts again from `latency`: a probe's
+  // answer, for a replica whose estimate is from before its ejection.
+  void RestartFrom(absl::Time now, absl::Duration latency);
 
   // The cost above, in seconds.
   double Cost(absl::Time now) const;

@@ -243,8 +243,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   return true;
 }
 
-void EngineImpl::CancelAttempt(Read& read, const Action& action,
-                               bool neutral) {
+void EngineImpl::CancelAttempt(Read& read, const Action& action, bool neutral) {
   // Always followed by the read's kFinish, which detaches the handle.
   AttemptSlot* slot = read.slots[action.attempt];
   if (action.failed) {

@@ -128,7 +128,7 @@ void EngineImpl::EndProbe(Probe& probe, std::optional<AttemptOutcome> outcome,
     Bump(counters.probes_passed);
     if (slot != nullptr) {
       // A fresh latency for the replica coming back.
-      upstream.load(probe.replica).ObserveAnswer(now, now - slot->started);
+      upstream.load(probe.replica).RestartFrom(now, now - slot->started);
     }
     picker.OnSuccess(probe.replica, probe.ticket, now);
   } else {

@@ -95,9 +95,9 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
         before != nullptr && before->max_requests == config.max_requests,
         [&] { return std::make_shared<Semaphore>(config.max_requests); });
   }
-  totals_ = CarriedOver(previous != nullptr ? &previous->totals_ : nullptr,
-                        true,
-                        [] { return std::make_shared<UpstreamCounters>(); });
+  totals_ =
+      CarriedOver(previous != nullptr ? &previous->totals_ : nullptr, true,
+                  [] { return std::make_shared<UpstreamCounters>(); });
   warm_ = CarriedOver(
       previous != nullptr ? &previous->warm_ : nullptr,
       before != nullptr && before->preconnect == config.preconnect, [&] {
@@ -126,8 +126,8 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
           observer->OnCircuitTransition(upstream, label, transition);
         };
       }
-      state = std::make_shared<ReplicaState>(config.circuit,
-                                             std::move(listener));
+      state =
+          std::make_shared<ReplicaState>(config.circuit, std::move(listener));
     }
     index_of_label_.emplace(std::move(label), replicas_.size());
     breakers.push_back(&state->breaker);
@@ -135,8 +135,8 @@ Upstream::Upstream(const UpstreamConfig& config, const EngineConfig& engine,
     replicas_.push_back(std::move(state));
   }
   if (!breakers.empty()) {
-    picker_ = std::make_unique<ReplicaPicker>(
-        breakers, loads, config.circuit.max_ejected_share);
+    picker_ = std::make_unique<ReplicaPicker>(breakers, loads,
+                                              config.circuit.max_ejected_share);
   }
 }
 

@@ -66,9 +66,10 @@ class EngineBreakerTest : public EngineFixture {
     }
     ASSERT_EQ(CircuitOfA().state, CircuitState::kOpen);
     EXPECT_EQ(replicas_[0]->requests_received(), kThreshold);
-    EXPECT_EQ(CircuitOfA().ejections[static_cast<int>(
-                  hedge::EjectReason::kConsecutive)],
-              1u);
+    EXPECT_EQ(
+        CircuitOfA()
+            .ejections[static_cast<int>(hedge::EjectReason::kConsecutive)],
+        1u);
   }
 
   // Waits (bounded) until A's probes have ended `passed` + `failed` times.
@@ -137,7 +138,8 @@ TEST_F(EngineBreakerTest, ProbesBesideLiveReadsBringItBackAndItRampsUp) {
   EXPECT_DOUBLE_EQ(CircuitOfA().weight, 1.0);
   const uint64_t primaries = ReplicaA().attempts_primary;
   for (int i = 0; i < 10; ++i) {
-    absl::StatusOr<hedge::EngineResponse> response = Read(GetWithoutHedge("/z"));
+    absl::StatusOr<hedge::EngineResponse> response =
+        Read(GetWithoutHedge("/z"));
     ASSERT_TRUE(response.ok()) << response.status();
   }
   EXPECT_GE(ReplicaA().attempts_primary, primaries + 4);

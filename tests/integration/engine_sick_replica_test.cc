@@ -114,11 +114,12 @@ TEST_F(EngineSickReplicaTest, HungReplicaIsEjectedAndNoReadWaitsForIt) {
   EXPECT_EQ(outcome.failed, 0);
   EXPECT_EQ(outcome.slow, 0) << "worst " << outcome.worst;
   const hedge::ReplicaSnapshot sick = Sick();
-  EXPECT_GE(sick.circuit.ejections[static_cast<int>(
-                hedge::EjectReason::kConsecutive)] +
-                sick.circuit.ejections[static_cast<int>(
-                    hedge::EjectReason::kFailureRate)],
-            1);
+  EXPECT_GE(
+      sick.circuit
+              .ejections[static_cast<int>(hedge::EjectReason::kConsecutive)] +
+          sick.circuit
+              .ejections[static_cast<int>(hedge::EjectReason::kFailureRate)],
+      1);
   // Few primaries reached it: it was avoided, then ejected.
   EXPECT_LE(sick.attempts_primary, 20u);
 }
@@ -139,8 +140,8 @@ TEST_F(EngineSickReplicaTest, GrayReplicaIsEjectedByItsFailureRate) {
 }
 
 TEST_F(EngineSickReplicaTest, SlowReplicaGetsAlmostNoPrimaries) {
-  StartReplicas(
-      {Always(Answer("value")), Always(Answer("value", absl::Milliseconds(300)))});
+  StartReplicas({Always(Answer("value")),
+                 Always(Answer("value", absl::Milliseconds(300)))});
   StartEngine(Defaults());
   const Outcome outcome = ReadSteadily(kReads);
   EXPECT_EQ(outcome.failed, 0);
