@@ -4,7 +4,8 @@ Python example client (plus the C++ tailgate_read) reading through it.
 Replicas (client/testing/sidecar_harness.py lists the paths they serve):
   fast   answers at once
   slow   answers after SLOW_DELAY, so a read whose primary is `slow` is
-         hedged to `fast` after HEDGE_DELAY
+         hedged to `fast` after HEDGE_DELAY (once `slow` has cost a read
+         that, load-aware choice keeps primaries off it for a while)
 /big is over the sidecar's --max_response_bytes; /stall outlasts any
 deadline the test sets.
 """
@@ -32,6 +33,15 @@ STALL = sidecar_harness.STALL
 
 CPP_CLIENT = "client/tailgate_read"
 
+SIDECAR_FLAGS = [
+    "--hedge_delay=%dms" % HEDGE_DELAY_MS,
+    "--max_response_bytes=%d" % MAX_RESPONSE_BYTES,
+    # Enough hedge budget for every read here, and circuits that stay
+    # closed through the deliberate failures.
+    "--hedge_burst=50", "--hedge_fraction=1",
+    "--failure_threshold=1000", "--timeout=10s",
+    "--drain_timeout=1s"]
+
 
 class TailgateReadEndToEndTest(unittest.TestCase):
 
@@ -39,15 +49,7 @@ class TailgateReadEndToEndTest(unittest.TestCase):
     def setUpClass(cls):
         cls.fast = Replica("fast", delay=0)
         cls.slow = Replica("slow", delay=SLOW_DELAY)
-        cls.sidecar = Sidecar(
-            [cls.fast.url, cls.slow.url],
-            ["--hedge_delay=%dms" % HEDGE_DELAY_MS,
-             "--max_response_bytes=%d" % MAX_RESPONSE_BYTES,
-             # Enough hedge budget for every read here, and circuits that
-             # stay closed through the deliberate failures.
-             "--hedge_burst=50", "--hedge_fraction=1",
-             "--failure_threshold=1000", "--timeout=10s",
-             "--drain_timeout=1s"])
+        cls.sidecar = Sidecar([cls.fast.url, cls.slow.url], SIDECAR_FLAGS)
         cls.channel = grpc.insecure_channel(cls.sidecar.target)
         cls.stub = tailgate_pb2_grpc.HedgedReadStub(cls.channel)
 
@@ -80,28 +82,41 @@ class TailgateReadEndToEndTest(unittest.TestCase):
             self.assertEqual(body, b"fast:/hello")
 
     def test_slow_primary_is_hedged_and_the_hedge_wins(self):
-        traces = []
-        for _ in range(4):  # rotation makes `slow` the primary of some
-            response = self.stub.Read(
-                tailgate_pb2.ReadRequest(path="/hedge-me"), timeout=5)
-            self.assertEqual(response.status, 200)
-            self.assertEqual(response.body, b"fast:/hedge-me")
-            traces.append(response.trace)
+        # A sidecar of its own with `slow` listed first: neither replica has
+        # a cost yet, and equal costs go by rotation from the first, so the
+        # first read starts on `slow`. (The shared sidecar has long learnt
+        # what `slow` costs and starts its reads on `fast`.)
+        sidecar = Sidecar([self.slow.url, self.fast.url], SIDECAR_FLAGS)
+        try:
+            with grpc.insecure_channel(sidecar.target) as channel:
+                stub = tailgate_pb2_grpc.HedgedReadStub(channel)
+                traces = []
+                for _ in range(3):
+                    response = stub.Read(
+                        tailgate_pb2.ReadRequest(path="/hedge-me"), timeout=5)
+                    self.assertEqual(response.status, 200)
+                    self.assertEqual(response.body, b"fast:/hedge-me")
+                    traces.append(response.trace)
+        finally:
+            try:
+                sidecar.close_expecting_success()
+            finally:
+                sidecar.process.stderr.close()  # its log reader has ended
         for trace in traces:
             self.assertEqual(trace.replica, self.fast.url)
             self.assertLess(trace.latency.ToMilliseconds(), SLOW_DELAY * 1000)
-        # Rotation makes `slow` the primary of about half the reads: those
-        # are hedged to `fast` after HEDGE_DELAY, and the hedge answers. (A
-        # `fast` primary slower than HEDGE_DELAY is hedged too, and wins.)
-        won = [t for t in traces if t.hedge_won]
-        self.assertTrue(won, traces)
-        for trace in won:
-            self.assertGreaterEqual(trace.latency.ToMilliseconds(),
-                                    HEDGE_DELAY_MS)
-        for trace in traces:
-            self.assertEqual(trace.attempts, 2 if trace.hedged else 1, trace)
-            if trace.hedge_won:
-                self.assertTrue(trace.hedged, trace)
+        # The first read started on `slow`: hedged to `fast` after
+        # HEDGE_DELAY, and the hedge answered.
+        first = traces[0]
+        self.assertTrue(first.hedged, first)
+        self.assertTrue(first.hedge_won, first)
+        self.assertEqual(first.attempts, 2, first)
+        self.assertGreaterEqual(first.latency.ToMilliseconds(), HEDGE_DELAY_MS)
+        # Its cancelled attempt made `slow` costly: the next reads start on
+        # `fast` (the third would be `slow`'s by rotation) and need no hedge.
+        for trace in traces[1:]:
+            self.assertEqual(trace.attempts, 1, trace)
+            self.assertFalse(trace.hedged, trace)
 
     def test_latin1_header_value_arrives_as_utf8(self):
         # Not valid UTF-8 from the replica; a proto3 string must be, or

@@ -117,29 +117,81 @@ TEST_F(TailgateE2eTest, UpstreamHttpErrorIsAnOkCall) {
   EXPECT_EQ(response.body(), "gone");
 }
 
-TEST_F(TailgateE2eTest, CircuitTransitionIsLoggedAndReported) {
+TEST_F(TailgateE2eTest, EjectionIsLoggedAndReported) {
+  // The last serving replica of a set is never ejected: one failing
+  // replica next to a healthy one, which the first read starts on (equal
+  // costs go by rotation, from the first).
+  ReplicaResponse broken = Body("down");
+  broken.status = 500;
+  Replica& failing = AddReplica(Always(broken));
+  Replica& healthy = AddReplica(Always(Body("up")));
+  StartTailgate(
+      {"--failure_threshold=1", "--cooldown=60s", "--hedge_fraction=0"});
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());
+  // Its 500 is a failure: the fallback (on the retry budget, which
+  // --hedge_fraction does not touch) answers.
+  EXPECT_EQ(response.status(), 200);
+  EXPECT_EQ(response.body(), "up");
+  EXPECT_EQ(response.trace().attempts(), 2u);
+  EXPECT_TRUE(response.trace().hedge_won());
+  EXPECT_EQ(response.trace().replica(), healthy.url());
+  EXPECT_EQ(failing.requests_received(), 1);
+
+  const std::optional<std::string> line =
+      tailgate_->WaitForLine("event=replica_state", kWait);
+  ASSERT_TRUE(line.has_value()) << tailgate_->stderr_text();
+  EXPECT_TRUE(absl::StrContains(*line, "level=warn")) << *line;
+  EXPECT_TRUE(absl::StrContains(
+      *line, absl::StrCat("upstream=default replica=", failing.url(),
+                          " from=serving to=ejected reason=consecutive "
+                          "ejected_for=1m generation=1")))
+      << *line;
+  const v1::GetStatsResponse stats = Stats();
+  ASSERT_EQ(stats.replicas_size(), 2);
+  const v1::ReplicaStats& ejected = stats.replicas(0);
+  EXPECT_EQ(ejected.url(), failing.url());
+  EXPECT_EQ(ejected.state(), v1::REPLICA_STATE_EJECTED);
+  EXPECT_EQ(ejected.circuit(), v1::CIRCUIT_STATE_OPEN);
+  EXPECT_EQ(ejected.generation(), 1u);
+  EXPECT_EQ(ejected.ejections_consecutive(), 1u);
+  EXPECT_EQ(ejected.failures(), 1u);
+  EXPECT_EQ(stats.replicas(1).state(), v1::REPLICA_STATE_SERVING);
+  EXPECT_EQ(stats.backend_failures(), 1u);
+
+  // Out of the rotation: reads go straight to the healthy replica, and
+  // nothing reaches the ejected one (its ejection outlasts the test, so
+  // no probe either).
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(Read("/y", &response).ok());
+    EXPECT_EQ(response.status(), 200);
+    EXPECT_EQ(response.trace().attempts(), 1u);
+    EXPECT_EQ(response.trace().replica(), healthy.url());
+  }
+  EXPECT_EQ(failing.requests_received(), 1);
+}
+
+TEST_F(TailgateE2eTest, TheOnlyReplicaIsNeverEjected) {
   ReplicaResponse broken = Body("down");
   broken.status = 500;
   Replica& replica = AddReplica(Always(broken));
   StartTailgate(
       {"--failure_threshold=1", "--cooldown=60s", "--hedge_fraction=0"});
   v1::ReadResponse response;
-  ASSERT_TRUE(Read("/x", &response).ok());
-  EXPECT_EQ(response.status(), 500);  // every attempt failed: 5xx forwarded
-
-  const std::optional<std::string> line =
-      tailgate_->WaitForLine("event=circuit", kWait);
-  ASSERT_TRUE(line.has_value()) << tailgate_->stderr_text();
-  EXPECT_TRUE(absl::StrContains(
-      *line, absl::StrCat("replica=", replica.url(),
-                          " from=closed to=open generation=1")))
-      << *line;
+  for (int i = 0; i < 3; ++i) {
+    // Ejecting it would leave no replica: each read still reaches it, and
+    // its 500 is forwarded (not UNAVAILABLE).
+    ASSERT_TRUE(Read("/x", &response).ok());
+    EXPECT_EQ(response.status(), 500);
+  }
+  EXPECT_EQ(replica.requests_received(), 3);
   const v1::GetStatsResponse stats = Stats();
   ASSERT_EQ(stats.replicas_size(), 1);
-  EXPECT_EQ(stats.replicas(0).circuit(), v1::CIRCUIT_STATE_OPEN);
-  EXPECT_EQ(stats.replicas(0).generation(), 1u);
-  EXPECT_EQ(stats.backend_failures(), 1u);
-  EXPECT_EQ(Read("/y", &response).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(stats.replicas(0).state(), v1::REPLICA_STATE_SERVING);
+  EXPECT_EQ(stats.replicas(0).generation(), 0u);
+  EXPECT_EQ(stats.replicas(0).failures(), 3u);
+  EXPECT_FALSE(
+      absl::StrContains(tailgate_->stderr_text(), "event=replica_state"));
 }
 
 // The ids of `pid`'s threads (the names in /proc/PID/task). A thread may

@@ -40,7 +40,7 @@ ReplicaResponse EndlessChunked() {
 }
 
 // Fails two requests in a row, answers two, and so on: with
-// --failure_threshold=2 a run of failures is enough to open the circuit.
+// --failure_threshold=2 a run of failures is enough to eject it.
 Handler Flap() {
   return [](const ReplicaRequest& request) {
     return (request.id / 2) % 2 == 0 ? ServiceUnavailable() : Healthy();

@@ -3,7 +3,7 @@
 // hedge/read_decision.h).
 //
 // A FaultCase names one way a replica misbehaves and the outcome the suite
-// expects: how the circuit breaker judges the faulty replica's attempts, and
+// expects: how replica health judges the faulty replica's attempts, and
 // what a read gets when every replica misbehaves that way. FaultHandler gives
 // a Replica the behaviour; Fault::kRefuse has no handler, since nothing
 // listens (see FaultyEndpoint).
@@ -47,15 +47,17 @@ enum class Fault {
   kFlap,               // two 503s, two good answers, two 503s, ...
 };
 
-// How the circuit breaker judges an attempt on the faulty replica.
+// How replica health (docs/REPLICA_HEALTH.md) judges an attempt on the
+// faulty replica.
 enum class Verdict {
   // The attempt ends in an error (transport, 5xx, over the size limit):
   // it counts toward --failure_threshold and triggers a fallback at once.
   kFailure,
-  // The attempt never ends by itself. Cancelled as a hedge loser it is
-  // neutral, so hedging around it never opens the circuit; cut by the
-  // sidecar's own --timeout it is a failure, and reads that cannot hedge
-  // around it (no budget, hedging off) open the circuit that way.
+  // The attempt never ends by itself. Cancelled as a hedge loser before the
+  // give-up point it is neutral, so hedging around it never ejects it (its
+  // cost keeps primaries away instead); given up at the give-up point, or
+  // cut by the sidecar's own --timeout, it is a failure, so reads that
+  // cannot hedge around it (no budget, hedging off) eject it that way.
   kNeutral,
 };
 

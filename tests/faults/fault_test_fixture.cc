@@ -1,10 +1,12 @@
 #include "tests/faults/fault_test_fixture.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -18,12 +20,16 @@ namespace {
 
 using ::tailgate::server::testing::AsyncRead;
 
-// Reads per batch while waiting for the half-open probe.
+// Reads per batch while the healed replica is probed.
 constexpr int kProbeBatch = 4;
-// How long the healed replica takes to answer: the probe stays out while
-// the rest of its batch is admitted.
-constexpr absl::Duration kProbeAnswerDelay = absl::Milliseconds(250);
-// The longest pause between two batches.
+// How long the healed replica takes to answer: each probe stays out while
+// later batches are admitted, and still passes, well before the give-up
+// point (FaultTest::kGiveUpMin).
+constexpr absl::Duration kProbeAnswerDelay = absl::Milliseconds(100);
+// The longest pause between two batches, and between two reads while
+// waiting for an ejection: the cost of a replica that was avoided decays
+// over about a second (hedge/health/replica_load.h), so reads need not be
+// back to back.
 constexpr absl::Duration kBatchPace = absl::Milliseconds(20);
 
 // Text that would betray a replica or libcurl in a message to the caller.
@@ -63,6 +69,12 @@ std::vector<std::string> FaultTest::Flags() const {
           absl::StrCat("--timeout=", absl::FormatDuration(kTimeout)),
           absl::StrCat("--failure_threshold=", kFailureThreshold),
           absl::StrCat("--cooldown=", absl::FormatDuration(kCooldown)),
+          absl::StrCat("--probe_successes=", kProbeSuccesses),
+          // Give-ups come well after the hedge delay: a hedged read's hung
+          // loser is neutral (what hedging and load-aware choice do alone),
+          // and reads with hedging off show the give-up point by itself.
+          absl::StrCat("--give_up_min=", absl::FormatDuration(kGiveUpMin)),
+          absl::StrCat("--give_up_max=", absl::FormatDuration(kGiveUpMax)),
           absl::StrCat("--max_response_bytes=", kMaxResponseBytes),
           // Counting a replica's open connections shows that each attempt's
           // own connection went away; warm spares (engine_preconnect_test)
@@ -71,6 +83,11 @@ std::vector<std::string> FaultTest::Flags() const {
 }
 
 void FaultTest::StartTailgateOn(const std::vector<std::string>& backends) {
+  // A hedge loser cancelled when the hedge answers has run about
+  // kHedgeDelay: well before the give-up point, so it stays neutral.
+  ASSERT_LE(kHedgeDelay * 5, kGiveUpMin);
+  // A read given up on ends well before --timeout.
+  ASSERT_LT(kGiveUpMax + kMargin, kTimeout);
   ASSERT_NO_FATAL_FAILURE(StartTailgateWithBackends(backends, Flags()));
   // Connect now, so that no timed read pays for the gRPC handshake.
   ASSERT_TRUE(
@@ -94,8 +111,9 @@ v1::ReplicaStats FaultTest::ReplicaStatsFor(const std::string& url) {
   return {};
 }
 
-bool FaultTest::Logged(const std::string& text) const {
-  return tailgate_->WaitForLine(text, kWait).has_value();
+std::optional<std::string> FaultTest::LoggedLine(
+    const std::string& text) const {
+  return tailgate_->WaitForLine(text, kWait);
 }
 
 void FaultTest::ExpectNothingInFlight() {
@@ -131,20 +149,45 @@ void FaultTest::ExpectNoReplicaDetails(const std::string& message) {
   }
 }
 
-void FaultTest::ReadUntilCircuitOpen(const std::string& url) {
+void FaultTest::ReadUntilEjected(const std::string& url) {
   const absl::Time give_up = absl::Now() + kWait;
-  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_STATE_OPEN &&
+  int reads = 0;
+  while (ReplicaStatsFor(url).state() == v1::REPLICA_STATE_SERVING &&
          absl::Now() < give_up) {
     const TimedRead read = ReadTimed("/again");
     ASSERT_TRUE(read.status.ok()) << read.status.error_message();
+    EXPECT_EQ(read.response.body(), kHealthyBody);
+    ++reads;
+    absl::SleepFor(kBatchPace);
   }
-  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_STATE_OPEN);
+  const v1::ReplicaStats seen = ReplicaStatsFor(url);
+  ASSERT_NE(seen.state(), v1::REPLICA_STATE_SERVING);
+  EXPECT_GE(seen.failures(), static_cast<uint64_t>(kFailureThreshold));
+  EXPECT_GE(seen.ejections_consecutive(), 1u);
+  EXPECT_EQ(seen.ejections_failure_rate(), 0u);
+  // Its first ejection, from serving at generation 0.
+  EXPECT_TRUE(
+      LoggedLine(absl::StrCat(
+                     "event=replica_state upstream=default replica=", url,
+                     " from=serving to=ejected reason=consecutive ejected_for=",
+                     absl::FormatDuration(kCooldown), " generation=1"))
+          .has_value())
+      << tailgate_->stderr_text();
+  PrintMatrixRow(
+      "ejected",
+      absl::StrCat(reads, " more reads; ejected after ", seen.failures(),
+                   " failures (reason consecutive, ejected_for ",
+                   absl::FormatDuration(kCooldown), ", generation 1)"));
 }
 
-void FaultTest::ReadUntilCircuitOpenByTimeouts(const std::string& url) {
+void FaultTest::ReadUntilEjectedByGiveUps(const std::string& url,
+                                          const std::string& healthy_url) {
   const absl::Time give_up = absl::Now() + kWait;
-  int timeouts = 0;
-  while (ReplicaStatsFor(url).circuit() != v1::CIRCUIT_STATE_OPEN &&
+  const uint64_t give_ups_before = ReplicaStatsFor(url).give_ups();
+  int reads = 0;
+  int replaced = 0;
+  absl::Duration slowest;
+  while (ReplicaStatsFor(url).state() == v1::REPLICA_STATE_SERVING &&
          absl::Now() < give_up) {
     v1::ReadRequest request;
     request.set_path("/no-hedge");
@@ -153,25 +196,50 @@ void FaultTest::ReadUntilCircuitOpenByTimeouts(const std::string& url) {
     const absl::Time start = absl::Now();
     const grpc::Status status = Read(request, &response);
     const absl::Duration elapsed = absl::Now() - start;
-    if (status.ok()) {
-      EXPECT_EQ(response.body(), kHealthyBody);
-      continue;
+    ++reads;
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.body(), kHealthyBody);
+    EXPECT_EQ(response.trace().replica(), healthy_url);
+    EXPECT_LT(elapsed, kGiveUpMax + kMargin);
+    slowest = std::max(slowest, elapsed);
+    if (response.trace().attempts() == 2) {
+      // Started on the hung replica: its fallback was launched only once
+      // the give-up point had passed (hedging is off).
+      ++replaced;
+      EXPECT_TRUE(response.trace().hedge_won());
+      EXPECT_GE(elapsed, kGiveUpMin);
+    } else {
+      EXPECT_EQ(response.trace().attempts(), 1u);
     }
-    ASSERT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
-        << status.error_message();
-    EXPECT_GE(elapsed, kTimeout);
-    EXPECT_LT(elapsed, kTimeout + kMargin);
-    ++timeouts;
+    absl::SleepFor(kBatchPace);
   }
-  ASSERT_EQ(ReplicaStatsFor(url).circuit(), v1::CIRCUIT_STATE_OPEN);
-  EXPECT_EQ(timeouts, kFailureThreshold);
-  PrintMatrixRow("opened_by_timeouts",
-                 absl::StrCat("with hedging off, ", timeouts,
-                              " reads ended at --timeout and opened the "
-                              "circuit"));
+  const v1::ReplicaStats seen = ReplicaStatsFor(url);
+  ASSERT_NE(seen.state(), v1::REPLICA_STATE_SERVING);
+  // Hedged reads never failed it (FaultMatrixTest checks failures == 0
+  // before this): the give-ups alone, kFailureThreshold in a row, ejected
+  // it, and no read waited for --timeout.
+  EXPECT_EQ(replaced, kFailureThreshold);
+  EXPECT_EQ(seen.give_ups() - give_ups_before, static_cast<uint64_t>(replaced));
+  EXPECT_EQ(seen.failures(), static_cast<uint64_t>(kFailureThreshold));
+  EXPECT_EQ(seen.ejections_consecutive(), 1u);
+  EXPECT_EQ(Stats().timeouts(), 0u);
+  EXPECT_TRUE(
+      LoggedLine(absl::StrCat(
+                     "event=replica_state upstream=default replica=", url,
+                     " from=serving to=ejected reason=consecutive ejected_for=",
+                     absl::FormatDuration(kCooldown), " generation=1"))
+          .has_value())
+      << tailgate_->stderr_text();
+  PrintMatrixRow(
+      "ejected_by_give_ups",
+      absl::StrCat("with hedging off, ", reads, " reads, all OK, slowest ",
+                   absl::ToInt64Milliseconds(slowest), " ms; ", replaced,
+                   " started on it and were given up at the give-up point "
+                   "(fallback won), 0 timeouts; ejected (reason "
+                   "consecutive, generation 1)"));
 }
 
-bool FaultTest::ReadConcurrently(int count) {
+bool FaultTest::ReadConcurrently(int count, const std::string& healthy_url) {
   std::vector<std::unique_ptr<AsyncRead>> reads;
   for (int i = 0; i < count; ++i) {
     auto read = std::make_unique<AsyncRead>();
@@ -184,51 +252,74 @@ bool FaultTest::ReadConcurrently(int count) {
   bool healthy = true;
   for (const auto& read : reads) {
     read->done.WaitForNotification();  // the call's deadline bounds it
+    const v1::ReadResponse& response = read->response;
     EXPECT_TRUE(read->status.ok()) << read->status.error_message();
-    EXPECT_EQ(read->response.body(), kHealthyBody);
-    healthy &= read->status.ok() && read->response.body() == kHealthyBody;
+    EXPECT_EQ(response.body(), kHealthyBody);
+    // Never the replica being probed, not even as a second attempt.
+    EXPECT_EQ(response.trace().replica(), healthy_url);
+    EXPECT_EQ(response.trace().attempts(), 1u);
+    healthy &= read->status.ok() && response.body() == kHealthyBody &&
+               response.trace().replica() == healthy_url &&
+               response.trace().attempts() == 1;
   }
   return healthy;
 }
 
-void FaultTest::ExpectRecoveryByOneProbe(FaultyEndpoint& endpoint) {
+void FaultTest::ExpectRecoveryByProbes(FaultyEndpoint& endpoint,
+                                       const std::string& healthy_url) {
   const v1::ReplicaStats before = ReplicaStatsFor(endpoint.url());
-  ASSERT_EQ(before.circuit(), v1::CIRCUIT_STATE_OPEN);
+  ASSERT_EQ(before.state(), v1::REPLICA_STATE_EJECTED);
   ASSERT_TRUE(endpoint.Heal(Always(Healthy(kProbeAnswerDelay))).ok());
   const Replica& healed = *endpoint.replica();
   const int64_t received = healed.requests_received();
   const absl::Time healed_at = absl::Now();
   int batches = 0;
-  // Until the cooldown ends every batch goes to the healthy replica; the
-  // wait paces the batches.
+  v1::ReplicaStats after;
+  // Until its ejection ends every batch goes to the healthy replica only;
+  // then a read is copied to it as a probe, and while that probe is out
+  // (kProbeAnswerDelay) later batches still go to the healthy replica
+  // only. The wait paces the batches, and ends early when a probe arrives.
   do {
     ++batches;
-    if (!ReadConcurrently(kProbeBatch)) return;
-  } while (!healed.WaitForRequests(received + 1, kBatchPace) &&
+    if (!ReadConcurrently(kProbeBatch, healthy_url)) return;
+    healed.WaitForRequests(healed.requests_received() + 1, kBatchPace);
+    after = ReplicaStatsFor(endpoint.url());
+  } while (after.state() != v1::REPLICA_STATE_SERVING &&
            absl::Now() < healed_at + kCooldown + kWait);
   const absl::Duration recovered_after = absl::Now() - healed_at;
-  EXPECT_EQ(healed.requests_received() - received, 1)
-      << "requests that reached the healed replica while half-open";
-
-  const v1::ReplicaStats after = ReplicaStatsFor(endpoint.url());
-  EXPECT_EQ(after.circuit(), v1::CIRCUIT_STATE_CLOSED);
-  EXPECT_EQ(after.generation(), before.generation() + 2);
-  EXPECT_EQ(after.attempts(), before.attempts() + 1);
+  ASSERT_EQ(after.state(), v1::REPLICA_STATE_SERVING);
+  // Probes are its only requests while it is out, and they are not
+  // attempts of any read.
+  EXPECT_EQ(healed.requests_received() - received, kProbeSuccesses)
+      << "requests that reached the healed replica while out of service";
+  EXPECT_EQ(after.probes_passed() - before.probes_passed(),
+            static_cast<uint64_t>(kProbeSuccesses));
+  EXPECT_EQ(after.probes_failed(), before.probes_failed());
+  EXPECT_EQ(after.attempts(), before.attempts());
   EXPECT_EQ(after.failures(), before.failures());
-  const std::string replica = absl::StrCat("replica=", endpoint.url());
-  EXPECT_TRUE(Logged(absl::StrCat(
-      replica,
-      " from=open to=half_open generation=", before.generation() + 1)));
-  EXPECT_TRUE(Logged(absl::StrCat(
-      replica,
-      " from=half_open to=closed generation=", before.generation() + 2)));
+  // Ejected -> probing (the first probe) -> serving (the last).
+  EXPECT_EQ(after.generation(), before.generation() + 2);
+  EXPECT_LT(after.weight(), 1.0);  // ramping up
+  ExpectNothingInFlight();
+
+  const std::optional<std::string> back = LoggedLine(absl::StrCat(
+      "event=replica_state upstream=default replica=", endpoint.url(),
+      " from=probing to=serving for="));
+  ASSERT_TRUE(back.has_value()) << tailgate_->stderr_text();
+  EXPECT_TRUE(absl::StrContains(
+      *back, absl::StrCat(" probes_failed=", after.probes_failed(),
+                          " generation=", before.generation() + 2)))
+      << *back;
+  // Probing is no state of its own in the log: one line out, one back.
+  EXPECT_FALSE(absl::StrContains(tailgate_->stderr_text(), "to=probing"));
   PrintMatrixRow(
       "recovery",
       absl::StrCat("healed replica got ", healed.requests_received() - received,
-                   " request (the probe) in ", batches * kProbeBatch,
-                   " concurrent reads; circuit ",
-                   v1::CircuitState_Name(after.circuit()), " generation ",
-                   before.generation(), "->", after.generation(), " after ",
+                   " requests (probes beside reads, ", kProbeSuccesses,
+                   " passes) and none of ", batches * kProbeBatch,
+                   " concurrent reads; ejected -> probing -> serving, "
+                   "generation ",
+                   before.generation(), "->", after.generation(), ", after ",
                    absl::FormatDuration(
                        absl::Trunc(recovered_after, absl::Milliseconds(1)))));
 }

@@ -3,7 +3,9 @@
 // FaultyEndpoints with the parameter's fault and, where a test wants one,
 // a healthy Replica, and offers the checks the suite makes after each fault:
 // nothing left in flight, the faulty replica's connections released, error
-// messages free of replica details, a circuit recovering by one probe.
+// messages free of replica details, the faulty replica ejected, and its
+// return through probes sent beside live reads
+// (docs/REPLICA_HEALTH.md).
 //
 // Each test prints its observations as "[fault-matrix] <fault> <scenario>:
 // ..." lines, the source of the fault matrix in docs/RELIABILITY.md.
@@ -16,6 +18,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +40,16 @@ class FaultTest : public TailgateE2eTest,
   static constexpr absl::Duration kTimeout = absl::Seconds(1);
   static constexpr absl::Duration kCooldown = absl::Milliseconds(300);
   static constexpr int kFailureThreshold = 2;
+  static constexpr int kProbeSuccesses = 2;
+  // The give-up point lies in [kGiveUpMin, kGiveUpMax]: kGiveUpMax until
+  // ten answers are in, then kGiveUpMin (3 x the p99 of loopback answers
+  // is far below it).
+  static constexpr absl::Duration kGiveUpMin = absl::Milliseconds(200);
+  static constexpr absl::Duration kGiveUpMax = absl::Milliseconds(300);
   // Slack on every time bound, for a loaded 2-core machine under
-  // sanitizers; kHedgeDelay + kMargin stays below --timeout, so a read that
-  // waited for the deadline instead of hedging or falling back fails its
-  // bound.
+  // sanitizers; kGiveUpMax + kMargin stays below --timeout, so a read that
+  // waited for the deadline instead of hedging, falling back or giving up
+  // fails its bound (StartTailgateOn checks these relations).
   static constexpr absl::Duration kMargin = absl::Milliseconds(600);
   static_assert(kDripTotal > kTimeout, "two dripping replicas must time out");
 
@@ -53,13 +62,14 @@ class FaultTest : public TailgateE2eTest,
   // A new endpoint with the parameter's fault.
   FaultyEndpoint& AddFaulty();
   // Starts tailgate with the suite's flags on `backends`, and connects.
+  // Fails first if the suite's constants contradict each other.
   void StartTailgateOn(const std::vector<std::string>& backends);
 
   TimedRead ReadTimed(const std::string& path);
   // `url`'s entry in GetStats; a failure and an empty entry if none.
   v1::ReplicaStats ReplicaStatsFor(const std::string& url);
-  // Whether tailgate logged a line containing `text` (waits up to kWait).
-  bool Logged(const std::string& text) const;
+  // The first line tailgate logged containing `text` (waits up to kWait).
+  std::optional<std::string> LoggedLine(const std::string& text) const;
 
   // No read and no attempt in flight, overall and on every replica.
   void ExpectNothingInFlight();
@@ -70,17 +80,26 @@ class FaultTest : public TailgateE2eTest,
   // The message names no replica and carries no transport error text.
   void ExpectNoReplicaDetails(const std::string& message);
 
-  // Reads (each one must succeed) until `url`'s circuit is open.
-  void ReadUntilCircuitOpen(const std::string& url);
-  // Reads with hedging disabled until `url`'s circuit is open: each one
-  // either succeeds on the healthy replica or starts on the hung `url` and
-  // ends at the sidecar's --timeout (a failure for `url`'s breaker).
-  void ReadUntilCircuitOpenByTimeouts(const std::string& url);
-  // Heals `endpoint`, whose circuit is open, then reads in concurrent
-  // batches until a request reaches it: exactly one does (the half-open
-  // probe, which the healed replica answers after a delay, so the batch's
-  // other reads are admitted while it is out), and the circuit closes.
-  void ExpectRecoveryByOneProbe(FaultyEndpoint& endpoint);
+  // Reads (each one must succeed with the healthy body) until `url` is
+  // out of service, then checks that it was ejected for failing
+  // kFailureThreshold times in a row, as the log says.
+  void ReadUntilEjected(const std::string& url);
+  // Reads with hedging disabled until the hung `url` is out of service:
+  // each one succeeds on `healthy_url`, either at once or, when it started
+  // on `url`, by the fallback that replaces it at the give-up point (a
+  // failure for `url`); none waits for --timeout. kFailureThreshold
+  // give-ups in a row eject it.
+  void ReadUntilEjectedByGiveUps(const std::string& url,
+                                 const std::string& healthy_url);
+  // Heals `endpoint`, which is ejected, then reads in concurrent batches
+  // with hedging disabled until it serves again. Every read is answered by
+  // `healthy_url` in one attempt; exactly kProbeSuccesses requests reach
+  // the healed replica, all of them probes copied from reads and sent
+  // beside them (the healed replica answers after a delay, so the probe is
+  // out while later reads are admitted), and it goes ejected -> probing ->
+  // serving (generation +2, logged on its return).
+  void ExpectRecoveryByProbes(FaultyEndpoint& endpoint,
+                              const std::string& healthy_url);
 
   // Prints "[fault-matrix] <fault> <scenario>: <observed>".
   void PrintMatrixRow(absl::string_view scenario, absl::string_view observed);
@@ -89,9 +108,10 @@ class FaultTest : public TailgateE2eTest,
 
  private:
   std::vector<std::string> Flags() const;
-  // `count` reads at once with hedging disabled; each must answer healthy.
-  // Returns whether all did.
-  bool ReadConcurrently(int count);
+  // `count` reads at once with hedging disabled; each must be answered by
+  // `healthy_url` in one attempt with the healthy body. Returns whether
+  // all were.
+  bool ReadConcurrently(int count, const std::string& healthy_url);
 };
 
 }  // namespace tailgate::testing

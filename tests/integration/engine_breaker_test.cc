@@ -125,7 +125,9 @@ TEST_F(EngineBreakerTest, ProbesBesideLiveReadsBringItBackAndItRampsUp) {
     EXPECT_EQ(response->body, "up");
     EXPECT_EQ(response->trace.attempts, 1);
     AwaitProbes(probe, 0);
-    if (probe == 1) EXPECT_EQ(CircuitOfA().state, CircuitState::kHalfOpen);
+    if (probe == 1) {
+      EXPECT_EQ(CircuitOfA().state, CircuitState::kHalfOpen);
+    }
   }
   EXPECT_EQ(replicas_[0]->requests_received(), kThreshold + 2);
   const hedge::CircuitSnapshot back = CircuitOfA();
