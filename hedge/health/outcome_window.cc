@@ -28,27 +28,26 @@ void OutcomeWindow::Clear() {
   newest_ = kUnused;
 }
 
-int64_t OutcomeWindow::total(absl::Time now) const {
+OutcomeWindow::Counts OutcomeWindow::Sum(absl::Time now) const {
   const int64_t current = SliceIndex(now);
-  int64_t sum = 0;
+  Counts sum;
   for (const Slice& slice : slices_) {
-    if (InWindow(slice, current)) sum += slice.total;
+    if (!InWindow(slice, current)) continue;
+    sum.total += slice.total;
+    sum.failures += slice.failures;
   }
   return sum;
 }
 
+int64_t OutcomeWindow::total(absl::Time now) const { return Sum(now).total; }
+
 int64_t OutcomeWindow::failures(absl::Time now) const {
-  const int64_t current = SliceIndex(now);
-  int64_t sum = 0;
-  for (const Slice& slice : slices_) {
-    if (InWindow(slice, current)) sum += slice.failures;
-  }
-  return sum;
+  return Sum(now).failures;
 }
 
 double OutcomeWindow::failure_rate(absl::Time now) const {
-  const int64_t all = total(now);
-  return all == 0 ? 0.0 : static_cast<double>(failures(now)) / all;
+  const Counts sum = Sum(now);
+  return sum.total == 0 ? 0.0 : static_cast<double>(sum.failures) / sum.total;
 }
 
 }  // namespace tailgate::hedge

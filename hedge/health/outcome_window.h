@@ -43,6 +43,11 @@ class OutcomeWindow {
     int64_t total = 0;
     int64_t failures = 0;
   };
+  struct Counts {
+    int64_t total = 0;
+    int64_t failures = 0;
+  };
+  Counts Sum(absl::Time now) const;
   int64_t SliceIndex(absl::Time now) const;
   bool InWindow(const Slice& slice, int64_t current) const {
     return slice.index != kUnused && current - slice.index < kSlices;

@@ -149,6 +149,16 @@ void FaultTest::ExpectNoReplicaDetails(const std::string& message) {
   }
 }
 
+void FaultTest::ExpectFirstEjectionLogged(const std::string& url) {
+  EXPECT_TRUE(
+      LoggedLine(absl::StrCat(
+                     "event=replica_state upstream=default replica=", url,
+                     " from=serving to=ejected reason=consecutive ejected_for=",
+                     absl::FormatDuration(kCooldown), " generation=1"))
+          .has_value())
+      << tailgate_->stderr_text();
+}
+
 void FaultTest::ReadUntilEjected(const std::string& url) {
   const absl::Time give_up = absl::Now() + kWait;
   int reads = 0;
@@ -166,13 +176,7 @@ void FaultTest::ReadUntilEjected(const std::string& url) {
   EXPECT_GE(seen.ejections_consecutive(), 1u);
   EXPECT_EQ(seen.ejections_failure_rate(), 0u);
   // Its first ejection, from serving at generation 0.
-  EXPECT_TRUE(
-      LoggedLine(absl::StrCat(
-                     "event=replica_state upstream=default replica=", url,
-                     " from=serving to=ejected reason=consecutive ejected_for=",
-                     absl::FormatDuration(kCooldown), " generation=1"))
-          .has_value())
-      << tailgate_->stderr_text();
+  ExpectFirstEjectionLogged(url);
   PrintMatrixRow(
       "ejected",
       absl::StrCat(reads, " more reads; ejected after ", seen.failures(),
@@ -223,13 +227,7 @@ void FaultTest::ReadUntilEjectedByGiveUps(const std::string& url,
   EXPECT_EQ(seen.failures(), static_cast<uint64_t>(kFailureThreshold));
   EXPECT_EQ(seen.ejections_consecutive(), 1u);
   EXPECT_EQ(Stats().timeouts(), 0u);
-  EXPECT_TRUE(
-      LoggedLine(absl::StrCat(
-                     "event=replica_state upstream=default replica=", url,
-                     " from=serving to=ejected reason=consecutive ejected_for=",
-                     absl::FormatDuration(kCooldown), " generation=1"))
-          .has_value())
-      << tailgate_->stderr_text();
+  ExpectFirstEjectionLogged(url);
   PrintMatrixRow(
       "ejected_by_give_ups",
       absl::StrCat("with hedging off, ", reads, " reads, all OK, slowest ",

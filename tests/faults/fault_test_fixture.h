@@ -83,6 +83,9 @@ class FaultTest : public TailgateE2eTest,
   // Reads (each one must succeed with the healthy body) until `url` is
   // out of service, then checks that it was ejected for failing
   // kFailureThreshold times in a row, as the log says.
+  // EXPECTs the log line of `url`'s first ejection: from serving at
+  // generation 0, for a run of failures, for the first ejection time.
+  void ExpectFirstEjectionLogged(const std::string& url);
   void ReadUntilEjected(const std::string& url);
   // Reads with hedging disabled until the hung `url` is out of service:
   // each one succeeds on `healthy_url`, either at once or, when it started
