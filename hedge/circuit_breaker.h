@@ -74,7 +74,7 @@ struct CircuitConfig {
   int failure_threshold = 5;                   // >= 1
   absl::Duration cooldown = absl::Seconds(1);  // first ejection; > 0, finite
   double failure_rate = 0.3;                   // in (0, 1]
-  int min_requests = 10;                       // in [1, 1000000]
+  int min_requests = 5;                        // in [1, 1000000]
   absl::Duration window = absl::Seconds(10);   // in [100ms, 1h]
   absl::Duration max_ejection_time = absl::Seconds(10);  // >= cooldown, <= 1h
   int probe_successes = 2;                               // in [1, 100]

@@ -45,8 +45,9 @@ ABSL_FLAG(std::string, give_up_min,
           "The least the give-up point may be (> 0, at most 1h).");
 ABSL_FLAG(std::string, give_up_max,
           tailgate::server::HealthFlagDefaults().give_up_max,
-          "The most the give-up point may be (>= --give_up_min, at most 1h); "
-          "also the point until enough answers were seen.");
+          "The most the give-up point may be (>= --give_up_min, at most 1h). "
+          "Until ten answers were seen the point is four hedge delays, "
+          "within --give_up_min and --give_up_max.");
 ABSL_FLAG(std::string, probe_path,
           tailgate::server::HealthFlagDefaults().probe_path.value_or(""),
           "How an ejected replica is probed: empty (default) copies a live "

@@ -33,8 +33,7 @@ absl::Status ValidateGiveUpConfig(const GiveUpConfig& config) {
 
 GiveUpPoint::GiveUpPoint(const GiveUpConfig& config)
     : config_(config),
-      sketch_(CensoredLatencySketch::Options{kWindow, 5}),
-      point_(config.max) {}
+      sketch_(CensoredLatencySketch::Options{kWindow, 5}) {}
 
 void GiveUpPoint::ObserveAnswer(absl::Time now, absl::Duration latency) {
   MutexLock lock(&mu_);
@@ -42,6 +41,7 @@ void GiveUpPoint::ObserveAnswer(absl::Time now, absl::Duration latency) {
 }
 
 std::optional<absl::Duration> GiveUpPoint::PointFor(absl::Time now,
+                                                    absl::Duration prior,
                                                     absl::Duration cap) const {
   if (config_.factor == 0) return std::nullopt;
   MutexLock lock(&mu_);
@@ -49,18 +49,20 @@ std::optional<absl::Duration> GiveUpPoint::PointFor(absl::Time now,
     point_ = Recompute(now);
     computed_at_ = now;
   }
-  return std::min(point_, cap);
+  const absl::Duration point =
+      point_.value_or(std::clamp(prior, config_.min, config_.max));
+  return std::min(point, cap);
 }
 
-absl::Duration GiveUpPoint::Recompute(absl::Time now) const {
+std::optional<absl::Duration> GiveUpPoint::Recompute(absl::Time now) const {
   // Answers that left the window must stop counting even if no new one
   // comes (every replica hung, or the traffic went away).
   sketch_.Advance(now);
   learned_ = sketch_.complete() >= static_cast<uint64_t>(kMinSamples);
-  if (!learned_) return config_.max;
+  if (!learned_) return std::nullopt;
   const std::optional<CensoredLatencySketch::Quantile> q =
       sketch_.QuantileOf(kQuantile);
-  if (!q.has_value()) return config_.max;
+  if (!q.has_value()) return std::nullopt;
   return std::clamp(q->value * config_.factor, config_.min, config_.max);
 }
 

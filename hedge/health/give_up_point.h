@@ -6,8 +6,11 @@
 // "Recent answers" are the complete answers with status < 500 of every
 // attempt of the upstream (primaries, hedges and fallbacks alike) over the
 // last kWindow, each timed from its own start. Until the window holds
-// kMinSamples answers the point is `max`: nothing is given up early on
-// the strength of a handful of samples.
+// kMinSamples answers the point is the caller's prior, clamped to
+// [min, max]: the engine passes kPriorHedgeDelays times the upstream's
+// hedge delay, the operator's own statement of how long an answer may
+// normally take, so that a replica that hangs from the first read costs
+// that long and not `max` before anything is learned.
 //
 // Why no ratchet: attempts given up are not samples (neither complete nor
 // censored). A sick replica's hung attempts therefore cannot drag the
@@ -51,6 +54,7 @@ class GiveUpPoint {
   static constexpr int kMinSamples = 10;
   static constexpr absl::Duration kWindow = absl::Seconds(10);
   static constexpr absl::Duration kRefresh = absl::Milliseconds(100);
+  static constexpr int kPriorHedgeDelays = 4;
 
   // REQUIRES: ValidateGiveUpConfig(config).ok()
   explicit GiveUpPoint(const GiveUpConfig& config);
@@ -60,24 +64,25 @@ class GiveUpPoint {
   // A complete answer with status < 500 that took `latency`.
   void ObserveAnswer(absl::Time now, absl::Duration latency);
 
-  // The point in force at `now`, capped at `cap` (the read's timeout
-  // share); nullopt when giving up is off.
-  std::optional<absl::Duration> PointFor(absl::Time now,
+  // The point in force at `now` (`prior` until it is learned), capped at
+  // `cap` (the read's timeout share); nullopt when giving up is off.
+  std::optional<absl::Duration> PointFor(absl::Time now, absl::Duration prior,
                                          absl::Duration cap) const;
 
-  // Whether the point is learned (kMinSamples in the window) or `max`.
+  // Whether the point is learned (kMinSamples in the window) or the prior.
   bool learned() const;
   const GiveUpConfig& config() const { return config_; }
 
  private:
-  absl::Duration Recompute(absl::Time now) const
+  // The learned point, or nullopt before kMinSamples answers.
+  std::optional<absl::Duration> Recompute(absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const GiveUpConfig config_;
   mutable Mutex mu_;
   // Mutable: reading the point moves its window to `now`.
   mutable CensoredLatencySketch sketch_ ABSL_GUARDED_BY(mu_);
-  mutable absl::Duration point_ ABSL_GUARDED_BY(mu_);
+  mutable std::optional<absl::Duration> point_ ABSL_GUARDED_BY(mu_);
   mutable absl::Time computed_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   mutable bool learned_ ABSL_GUARDED_BY(mu_) = false;
 };

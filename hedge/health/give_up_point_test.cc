@@ -30,9 +30,13 @@ void Answers(GiveUpPoint& point, int n, int latency_ms, int from_ms,
   }
 }
 
+// The prior the tests pass: far from min and max.
+constexpr absl::Duration kPrior = absl::Milliseconds(100);
+
 // The point in milliseconds (-1 when off).
-double PointMs(const GiveUpPoint& point, int ms, absl::Duration cap = kNoCap) {
-  const std::optional<absl::Duration> at = point.PointFor(At(ms), cap);
+double PointMs(const GiveUpPoint& point, int ms, absl::Duration cap = kNoCap,
+               absl::Duration prior = kPrior) {
+  const std::optional<absl::Duration> at = point.PointFor(At(ms), prior, cap);
   return at.has_value() ? absl::ToDoubleMilliseconds(*at) : -1;
 }
 
@@ -41,12 +45,15 @@ void ExpectAbout(double got_ms, double want_ms) {
   EXPECT_NEAR(got_ms, want_ms, want_ms * 0.03) << "want about " << want_ms;
 }
 
-TEST(GiveUpPointTest, MaxUntilTheWindowHoldsMinSamples) {
+TEST(GiveUpPointTest, ThePriorUntilTheWindowHoldsMinSamples) {
   GiveUpPoint point(Config());
-  EXPECT_EQ(PointMs(point, 0), 500);
+  EXPECT_EQ(PointMs(point, 0), 100);
+  // The prior is clamped to [min, max] too.
+  EXPECT_EQ(PointMs(point, 0, kNoCap, absl::Milliseconds(5)), 20);
+  EXPECT_EQ(PointMs(point, 0, kNoCap, absl::Seconds(5)), 500);
   EXPECT_FALSE(point.learned());
   Answers(point, GiveUpPoint::kMinSamples - 1, 10, 0);
-  EXPECT_EQ(PointMs(point, 100), 500);
+  EXPECT_EQ(PointMs(point, 100), 100);
   EXPECT_FALSE(point.learned());
   Answers(point, 1, 10, 100);
   ExpectAbout(PointMs(point, 200), 30);
@@ -84,26 +91,27 @@ TEST(GiveUpPointTest, RecomputedAtMostOncePerRefreshInterval) {
 
 TEST(GiveUpPointTest, AnswersThatLeftTheWindowNoLongerCount) {
   // Answers stop (every replica hangs, or the traffic went away): once the
-  // last of them has left the window the point is `max` again, not what
-  // the old answers said.
+  // last of them has left the window the point is the prior again, not
+  // what the old answers said.
   GiveUpPoint point(Config());
   Answers(point, 50, 10, 0);
   ExpectAbout(PointMs(point, 100), 30);
   const int window_ms = absl::ToInt64Milliseconds(GiveUpPoint::kWindow);
-  EXPECT_EQ(PointMs(point, 100 + 2 * window_ms), 500);
+  EXPECT_EQ(PointMs(point, 100 + 2 * window_ms), 100);
   EXPECT_FALSE(point.learned());
 }
 
 TEST(GiveUpPointTest, FactorZeroIsOff) {
   GiveUpPoint point(Config(/*factor=*/0));
-  EXPECT_EQ(point.PointFor(At(0), kNoCap), std::nullopt);
+  EXPECT_EQ(point.PointFor(At(0), kPrior, kNoCap), std::nullopt);
   Answers(point, 100, 10, 0);
-  EXPECT_EQ(point.PointFor(At(1000), kNoCap), std::nullopt);
+  EXPECT_EQ(point.PointFor(At(1000), kPrior, kNoCap), std::nullopt);
 }
 
 TEST(GiveUpPointTest, CapBoundsThePoint) {
   GiveUpPoint point(Config());
-  EXPECT_EQ(PointMs(point, 0, absl::Milliseconds(200)), 200);  // max capped
+  // The prior capped.
+  EXPECT_EQ(PointMs(point, 0, absl::Milliseconds(50)), 50);
   Answers(point, 50, 10, 0);
   ExpectAbout(PointMs(point, 100, absl::Milliseconds(200)), 30);
   EXPECT_EQ(PointMs(point, 100, absl::Milliseconds(25)), 25);

@@ -109,9 +109,12 @@ class Upstream {
   GiveUpPoint& give_up() { return *give_up_; }
   // The give-up point of a read admitted at `now`, at most half its
   // timeout (an attempt younger than that is not blamed for a timeout
-  // either); nullopt when giving up is off.
+  // either); before it is learned, GiveUpPoint::kPriorHedgeDelays times
+  // the hedge delay in force; nullopt when giving up is off.
   std::optional<absl::Duration> GiveUpAfter(absl::Time now) const {
-    return give_up_->PointFor(now, timeout_ / 2);
+    return give_up_->PointFor(
+        now, GiveUpPoint::kPriorHedgeDelays * delay_->DelayFor(std::nullopt),
+        timeout_ / 2);
   }
   ReplicaCounters& counters(size_t replica) {
     return replicas_[replica]->counters;
