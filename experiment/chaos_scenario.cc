@@ -95,7 +95,7 @@ struct ChaosRun {
   FlapCount flaps;
   Snapshot before;
   Snapshot after;
-  std::string sidecar_log;  // its stderr: the event=circuit lines
+  std::string sidecar_log;  // its stderr: the event=replica_state lines
   std::vector<FallbackSample> fallback_samples;
 };
 
@@ -105,36 +105,35 @@ int64_t CounterDelta(const ChaosRun& run, absl::string_view name,
                               SumSamples(run.before.metrics, name, label));
 }
 
-// The state a "event=circuit ... to=STATE ..." log line moved to; empty
-// for any other line.
-absl::string_view CircuitTarget(absl::string_view line) {
-  if (!absl::StrContains(line, " event=circuit ")) return "";
+// The state a "event=replica_state ... to=STATE ..." log line moved to;
+// empty for any other line.
+absl::string_view ReplicaStateTarget(absl::string_view line) {
+  if (!absl::StrContains(line, " event=replica_state ")) return "";
   const size_t to = line.find(" to=");
   if (to == absl::string_view::npos) return "";
   absl::string_view state = line.substr(to + 4);
   return state.substr(0, state.find(' '));
 }
 
-// Every transition bumps its replica's circuit generation, and logs a line
-// saying where it went.
+// Every transition (serving, ejected, probing) bumps its replica's
+// generation; the log says when a replica was ejected and when it came
+// back, not each probe.
 JsonObject CircuitJson(const ChaosRun& run) {
   uint64_t transitions = 0;
   for (size_t i = 0; i < run.after.stats.replicas.size(); ++i) {
     transitions += run.after.stats.replicas[i].generation -
                    run.before.stats.replicas[i].generation;
   }
-  int64_t opened = 0, half_opened = 0, closed = 0;
+  int64_t ejected = 0, back = 0;
   for (absl::string_view line : absl::StrSplit(run.sidecar_log, '\n')) {
-    const absl::string_view target = CircuitTarget(line);
-    opened += target == "open";
-    half_opened += target == "half_open";
-    closed += target == "closed";
+    const absl::string_view target = ReplicaStateTarget(line);
+    ejected += target == "ejected";
+    back += target == "serving";
   }
   JsonObject circuit;
   circuit.AddUint("transitions", transitions)
-      .AddInt("logged_to_open", opened)
-      .AddInt("logged_to_half_open", half_opened)
-      .AddInt("logged_to_closed", closed);
+      .AddInt("logged_ejected", ejected)
+      .AddInt("logged_back", back);
   return circuit;
 }
 

@@ -59,8 +59,8 @@ class ChaosTest(unittest.TestCase):
             # 2 s of 300 ms up / 200 ms down: kills at 0.3, 0.8, 1.3, 1.8 s.
             self.assertGreaterEqual(line["kills"], 3)
             self.assertEqual(line["restarts"], line["kills"])
-            self.assertGreater(line["circuit"]["logged_to_open"], 0)
-            self.assertGreater(line["circuit"]["logged_to_closed"], 0)
+            self.assertGreater(line["circuit"]["logged_ejected"], 0)
+            self.assertGreater(line["circuit"]["logged_back"], 0)
             self.assert_timeline_adds_up(line)
 
         defaults, unpaid = lines

@@ -6,42 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "absl/time/clock.h"
-
 namespace tailgate::experiment {
-
-FallbackSampler::FallbackSampler(Read read, absl::Duration interval)
-    : read_(std::move(read)), start_(absl::Now()) {
-  Sample();  // before the constructor returns: nothing done since is missed
-  sampler_ = std::thread([this, interval] {
-    for (int64_t k = 1; error_.ok(); ++k) {
-      if (stop_.WaitForNotificationWithDeadline(start_ + k * interval)) return;
-      Sample();
-    }
-  });
-}
-
-FallbackSampler::~FallbackSampler() {
-  if (sampler_.joinable()) Stop().IgnoreError();
-}
-
-absl::StatusOr<std::vector<FallbackSample>> FallbackSampler::Stop() {
-  stop_.Notify();
-  sampler_.join();
-  if (error_.ok()) Sample();
-  if (!error_.ok()) return error_;
-  return std::move(samples_);
-}
-
-void FallbackSampler::Sample() {
-  absl::StatusOr<FallbackCounts> counts = read_();
-  if (!counts.ok()) {
-    error_ = counts.status();
-    return;
-  }
-  samples_.push_back({absl::Now() - start_, *counts});
-}
-
 namespace {
 
 // The bucket holding `at`.
@@ -87,8 +52,8 @@ ChaosTimeline BucketChaosRun(std::string arm, absl::Duration bucket,
     ++timeline.buckets[grow_to_hold(BucketOf(at, bucket))].failed;
   }
   for (size_t i = 1; i < samples.size(); ++i) {
-    const FallbackCounts& before = samples[i - 1].counts;
-    const FallbackCounts& after = samples[i].counts;
+    const FallbackCounts& before = samples[i - 1].value;
+    const FallbackCounts& after = samples[i].value;
     if (after.taken == before.taken && after.refused == before.refused) {
       continue;
     }

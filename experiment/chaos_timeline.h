@@ -17,25 +17,19 @@
 //   ChaosTimeline timeline = BucketChaosRun("defaults", kChaosBucket,
 //       reads.failure_times, *samples, flaps.kill_times, flaps.restart_times);
 //
-// Thread safety: construct, Stop and destroy a FallbackSampler from one
-// thread; its own thread calls `read` and appends to the samples, which
-// Stop hands over after joining it. BucketChaosRun and TimelineJson are
-// pure.
+// Thread safety: a FallbackSampler's is PeriodicSampler's
+// (periodic_sampler.h). BucketChaosRun and TimelineJson are pure.
 
 #ifndef TAILGATE_EXPERIMENT_CHAOS_TIMELINE_H_
 #define TAILGATE_EXPERIMENT_CHAOS_TIMELINE_H_
 
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "experiment/json_line.h"
+#include "experiment/periodic_sampler.h"
 #include "experiment/plots.h"
 
 namespace tailgate::experiment {
@@ -50,43 +44,10 @@ struct FallbackCounts {
                         //   "no_retry_budget"}
 };
 
-struct FallbackSample {
-  absl::Duration at;  // from the sampler's construction
-  FallbackCounts counts;
-};
-
-class FallbackSampler {
- public:
-  using Read = std::function<absl::StatusOr<FallbackCounts>()>;
-
-  // Samples once on the calling thread, then on a thread of its own at
-  // every multiple of `interval` from now (a late sample does not shift
-  // the later ones).
-  FallbackSampler(Read read, absl::Duration interval);
-  // Stops sampling if Stop was not called.
-  ~FallbackSampler();
-  FallbackSampler(const FallbackSampler&) = delete;
-  FallbackSampler& operator=(const FallbackSampler&) = delete;
-
-  // Ends sampling with one last sample, taken on the calling thread. The
-  // samples (at least two, ascending), or the first error of `read`.
-  // REQUIRES: called once.
-  absl::StatusOr<std::vector<FallbackSample>> Stop();
-
- private:
-  void Sample();
-
-  // Constant after construction.
-  const Read read_;
-  const absl::Time start_;
-
-  // The sampling thread's until Stop joins it.
-  std::vector<FallbackSample> samples_;
-  absl::Status error_;
-
-  absl::Notification stop_;
-  std::thread sampler_;
-};
+using FallbackSample = TimedSample<FallbackCounts>;
+// Samples once at construction, then at every multiple of the interval,
+// and once more in Stop (periodic_sampler.h).
+using FallbackSampler = PeriodicSampler<FallbackCounts>;
 
 // The run in buckets of `bucket`, from 0 to the end of the bucket holding
 // the last event (a failure, or a change of the counters between two

@@ -84,9 +84,9 @@ TEST(FallbackSamplerTest, SamplesAtOnceAndWhenStopped) {
   ASSERT_TRUE(samples.ok()) << samples.status();
   // The constructor's sample, then Stop's; none in between (an hour).
   ASSERT_EQ(samples->size(), 2u);
-  EXPECT_EQ((*samples)[0].counts.taken, 0);
-  EXPECT_EQ((*samples)[1].counts.taken, 1);
-  EXPECT_EQ((*samples)[1].counts.refused, 7);
+  EXPECT_EQ((*samples)[0].value.taken, 0);
+  EXPECT_EQ((*samples)[1].value.taken, 1);
+  EXPECT_EQ((*samples)[1].value.refused, 7);
   EXPECT_LE((*samples)[0].at, (*samples)[1].at);
   EXPECT_GE((*samples)[0].at, absl::ZeroDuration());
 }

@@ -15,15 +15,14 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "experiment/config_flags.h"
 #include "server/cpu_set.h"
-#include "server/flag_values.h"
 
 namespace tailgate::experiment {
 namespace {
 
 constexpr int64_t kMaxRequests = 10'000'000;
 constexpr int64_t kMaxWarmup = 100'000;
-constexpr int64_t kMaxRate = 1'000'000;
 constexpr int kMaxConcurrency = 1024;
 constexpr absl::Duration kMinDuration = absl::Milliseconds(100);
 constexpr absl::Duration kMaxDuration = absl::Hours(1);
@@ -40,6 +39,7 @@ constexpr std::pair<const char*, Scenario> kScenarios[] = {
     {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
     {"tenants", Scenario::kTenants},
     {"cost", Scenario::kCost},
+    {"sick", Scenario::kSick},
 };
 
 constexpr std::pair<const char*, ChaosArm> kChaosArms[] = {
@@ -52,64 +52,10 @@ constexpr std::pair<const char*, SidecarTransport> kTransports[] = {
     {"unix", SidecarTransport::kUnix},
 };
 
-absl::Status Invalid(absl::string_view flag, absl::string_view message) {
-  return flags::ForFlag(flag, absl::InvalidArgumentError(message));
-}
-
-// `why`, when not empty, explains the range in the error message.
-absl::StatusOr<int64_t> ParseInteger(absl::string_view flag,
-                                     const std::string& text, int64_t min,
-                                     int64_t max, absl::string_view why = "") {
-  absl::StatusOr<int64_t> value = flags::ParseInteger(text);
-  if (!value.ok()) return flags::ForFlag(flag, value.status());
-  if (*value < min || *value > max) {
-    return Invalid(flag,
-                   absl::StrCat("must be in [", min, ", ", max, "]",
-                                why.empty() ? "" : " ", why, ", got ", *value));
-  }
-  return value;
-}
-
-absl::StatusOr<absl::Duration> ParseDurationFlag(absl::string_view flag,
-                                                 const std::string& text,
-                                                 absl::Duration min,
-                                                 absl::Duration max) {
-  absl::StatusOr<absl::Duration> value = flags::ParseDuration(text, min, max);
-  if (!value.ok()) return flags::ForFlag(flag, value.status());
-  return value;
-}
-
-// Parses `text` into `out`, unless it is empty (the flag was not given).
-absl::Status ParseGivenDuration(absl::string_view flag, const std::string& text,
-                                absl::Duration min, absl::Duration max,
-                                absl::Duration& out) {
-  if (text.empty()) return absl::OkStatus();
-  absl::StatusOr<absl::Duration> value =
-      ParseDurationFlag(flag, text, min, max);
-  if (!value.ok()) return value.status();
-  out = *value;
-  return absl::OkStatus();
-}
-
-absl::StatusOr<double> ParseRate(absl::string_view flag,
-                                 absl::string_view text) {
-  absl::StatusOr<double> parsed = flags::ParseNumber(text);
-  if (!parsed.ok()) {
-    return Invalid(flag,
-                   absl::StrCat("want a rate in req/s, got \"", text, "\""));
-  }
-  const double value = *parsed;
-  if (value <= 0 || value > kMaxRate) {
-    return Invalid(
-        flag, absl::StrCat("must be in (0, ", kMaxRate, "] req/s, got ", text));
-  }
-  return value;
-}
-
 absl::StatusOr<std::vector<double>> ParseRateList(const std::string& text) {
   std::vector<double> rates;
   for (absl::string_view item : absl::StrSplit(text, ',')) {
-    absl::StatusOr<double> rate = ParseRate("sweep_rates", item);
+    absl::StatusOr<double> rate = ParseRateFlag("sweep_rates", item);
     if (!rate.ok()) return rate.status();
     rates.push_back(*rate);
   }
@@ -123,9 +69,9 @@ absl::StatusOr<Scenario> ParseScenario(const std::string& text) {
     if (text == name) return scenario;
     names.push_back(name);
   }
-  return Invalid("scenario",
-                 absl::StrCat("want one of ", absl::StrJoin(names, ", "),
-                              "; got \"", text, "\""));
+  return InvalidFlag("scenario",
+                     absl::StrCat("want one of ", absl::StrJoin(names, ", "),
+                                  "; got \"", text, "\""));
 }
 
 absl::StatusOr<SidecarDoor> ParseSidecarDoor(const std::string& text) {
@@ -134,8 +80,9 @@ absl::StatusOr<SidecarDoor> ParseSidecarDoor(const std::string& text) {
     if (text == SidecarDoorName(door)) return door;
   }
   if (text.empty()) return SidecarDoor::kListen;
-  return Invalid("sidecar_door",
-                 absl::StrCat("want listen, grpc or read, got \"", text, "\""));
+  return InvalidFlag(
+      "sidecar_door",
+      absl::StrCat("want listen, grpc or read, got \"", text, "\""));
 }
 
 absl::StatusOr<SidecarTransport> ParseSidecarTransport(
@@ -144,8 +91,8 @@ absl::StatusOr<SidecarTransport> ParseSidecarTransport(
   for (const auto& [name, transport] : kTransports) {
     if (text == name) return transport;
   }
-  return Invalid("sidecar_transport",
-                 absl::StrCat("want tcp or unix, got \"", text, "\""));
+  return InvalidFlag("sidecar_transport",
+                     absl::StrCat("want tcp or unix, got \"", text, "\""));
 }
 
 // --sidecar_cpus: "auto" (or not given), or what tailgate's --cpus takes.
@@ -155,14 +102,15 @@ absl::StatusOr<std::vector<int>> ParseSidecarCpus(const std::string& text,
                                                   Scenario scenario) {
   if (!text.empty() && text != "auto") {
     absl::StatusOr<std::vector<int>> cpus = server::CpusToUse(text);
-    if (!cpus.ok()) return Invalid("sidecar_cpus", cpus.status().message());
+    if (!cpus.ok()) return InvalidFlag("sidecar_cpus", cpus.status().message());
     return cpus;
   }
   if (!IsSequentialScenario(scenario) && scenario != Scenario::kCost) {
     return std::vector<int>();
   }
   absl::StatusOr<std::vector<int>> allowed = server::AllowedCpus();
-  if (!allowed.ok()) return Invalid("sidecar_cpus", allowed.status().message());
+  if (!allowed.ok())
+    return InvalidFlag("sidecar_cpus", allowed.status().message());
   if (allowed->size() < 2) return std::vector<int>();
   return std::vector<int>{allowed->back()};
 }
@@ -173,8 +121,8 @@ absl::Status RejectUnused(
     std::initializer_list<std::pair<const char*, bool>> flags) {
   for (const auto& [flag, given] : flags) {
     if (given) {
-      return Invalid(flag, absl::StrCat("not used by --scenario=",
-                                        ScenarioName(scenario)));
+      return InvalidFlag(flag, absl::StrCat("not used by --scenario=",
+                                            ScenarioName(scenario)));
     }
   }
   return absl::OkStatus();
@@ -189,20 +137,28 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool chaos = scenario == Scenario::kChaos;
   const bool cost = scenario == Scenario::kCost;
   const bool throughput = scenario == Scenario::kThroughput || cost;
-  const bool plotted = straggler || open_loop || tenants || chaos;
+  // sick: default sidecars read on --listen over TCP, no warm-up.
+  const bool sick = scenario == Scenario::kSick;
+  const bool plotted = straggler || open_loop || tenants || chaos || sick;
   absl::Status status = RejectUnused(
       scenario,
       {{"requests", !straggler && !flags.requests.empty()},
        {"rate", !paced && !cost && !flags.rate.empty()},
        {"rounds", !cost && !flags.rounds.empty()},
        {"creep_runs", !cost && !flags.creep_runs.empty()},
-       {"peer_gateway", !cost && !flags.peer_gateway.empty()},
-       {"warmup", cost && !flags.warmup.empty()},
-       {"sidecar_transport", cost && !flags.sidecar_transport.empty()},
-       {"sidecar_door", cost && !flags.sidecar_door.empty()},
+       {"peer_gateway", !cost && !sick && !flags.peer_gateway.empty()},
+       {"warmup", (cost || sick) && !flags.warmup.empty()},
+       {"sidecar_transport",
+        (cost || sick) && !flags.sidecar_transport.empty()},
+       {"sidecar_door", (cost || sick) && !flags.sidecar_door.empty()},
+       {"sidecar_cpus", sick && !flags.sidecar_cpus.empty()},
+       {"sick_kinds", !sick && !flags.sick.kinds.empty()},
+       {"sick_replicas", !sick && !flags.sick.replicas.empty()},
+       {"sick_rates", !sick && !flags.sick.rates.empty()},
+       {"sick_seconds", !sick && !flags.sick.seconds.empty()},
        {"sweep", !open_loop && flags.sweep},
        {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
-       {"duration", straggler && !flags.duration.empty()},
+       {"duration", (straggler || sick) && !flags.duration.empty()},
        {"concurrency", !throughput && !flags.concurrency.empty()},
        {"replica_down", !chaos && !flags.replica_down.empty()},
        {"replica_up", !chaos && !flags.replica_up.empty()},
@@ -210,12 +166,12 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
        {"plot_dir", !plotted && !flags.plot_dir.empty()}});
   if (!status.ok()) return status;
   if (flags.sweep && !flags.rate.empty()) {
-    return Invalid("rate",
-                   "a single rate and --sweep exclude each other; "
-                   "give the sweep's rates with --sweep_rates");
+    return InvalidFlag("rate",
+                       "a single rate and --sweep exclude each other; "
+                       "give the sweep's rates with --sweep_rates");
   }
   if (!flags.sweep && !flags.sweep_rates.empty()) {
-    return Invalid("sweep_rates", "needs --sweep");
+    return InvalidFlag("sweep_rates", "needs --sweep");
   }
   return absl::OkStatus();
 }
@@ -254,7 +210,7 @@ absl::Status ParseRates(const RawFlags& flags, ExperimentConfig& config) {
   } else if (flags.rate.empty()) {
     config.rates = {DefaultRate(config.scenario)};
   } else {
-    absl::StatusOr<double> rate = ParseRate("rate", flags.rate);
+    absl::StatusOr<double> rate = ParseRateFlag("rate", flags.rate);
     if (!rate.ok()) return rate.status();
     config.rates = {*rate};
   }
@@ -262,15 +218,17 @@ absl::Status ParseRates(const RawFlags& flags, ExperimentConfig& config) {
   for (double rate : config.rates) {
     const char* flag = flags.sweep ? "sweep_rates" : "rate";
     if (rate * seconds < 1) {
-      return Invalid(flag, absl::StrCat(rate, " req/s for --duration=",
-                                        absl::FormatDuration(config.duration),
-                                        " schedules no read"));
+      return InvalidFlag(flag,
+                         absl::StrCat(rate, " req/s for --duration=",
+                                      absl::FormatDuration(config.duration),
+                                      " schedules no read"));
     }
     if (rate * seconds > kMaxSendsPerPoint) {
-      return Invalid(flag, absl::StrCat(rate, " req/s for --duration=",
-                                        absl::FormatDuration(config.duration),
-                                        " schedules more than ",
-                                        kMaxSendsPerPoint, " reads"));
+      return InvalidFlag(
+          flag,
+          absl::StrCat(rate, " req/s for --duration=",
+                       absl::FormatDuration(config.duration),
+                       " schedules more than ", kMaxSendsPerPoint, " reads"));
     }
   }
   return absl::OkStatus();
@@ -284,13 +242,13 @@ absl::StatusOr<std::vector<ChaosArm>> ParseChaosArms(const std::string& text) {
         std::find_if(std::begin(kChaosArms), std::end(kChaosArms),
                      [name](const auto& arm) { return name == arm.first; });
     if (known == std::end(kChaosArms)) {
-      return Invalid("chaos_arms",
-                     absl::StrCat("want a comma-separated list of defaults "
-                                  "and no_retry_budget, got \"",
-                                  text, "\""));
+      return InvalidFlag("chaos_arms",
+                         absl::StrCat("want a comma-separated list of defaults "
+                                      "and no_retry_budget, got \"",
+                                      text, "\""));
     }
     if (std::find(arms.begin(), arms.end(), known->second) != arms.end()) {
-      return Invalid(
+      return InvalidFlag(
           "chaos_arms",
           absl::StrCat(known->first, " is listed twice in \"", text, "\""));
     }
@@ -316,26 +274,27 @@ absl::Status ParseChaos(const RawFlags& flags, ExperimentConfig& config) {
                               kMaxReplicaPhase, config.replica_up);
   if (!status.ok()) return status;
   if (config.replica_up >= config.duration) {
-    return Invalid("replica_up",
-                   absl::StrCat("must be shorter than --duration=",
-                                absl::FormatDuration(config.duration),
-                                ", or replica A is never killed; got ",
-                                absl::FormatDuration(config.replica_up)));
+    return InvalidFlag("replica_up",
+                       absl::StrCat("must be shorter than --duration=",
+                                    absl::FormatDuration(config.duration),
+                                    ", or replica A is never killed; got ",
+                                    absl::FormatDuration(config.replica_up)));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> ParseWarmup(const std::string& text) {
-  absl::StatusOr<int64_t> warmup = ParseInteger("warmup", text, 0, kMaxWarmup);
+  absl::StatusOr<int64_t> warmup =
+      ParseIntegerFlag("warmup", text, 0, kMaxWarmup);
   if (!warmup.ok()) return warmup.status();
   // The sidecar rotates its primary per admitted read; an even warm-up
   // keeps the first measured read on replica A, as on a fresh sidecar.
   if (*warmup % 2 != 0) {
-    return Invalid("warmup",
-                   absl::StrCat("must be even, so that the sidecar's "
-                                "primary rotation starts the measured "
-                                "reads on replica A; got ",
-                                *warmup));
+    return InvalidFlag("warmup",
+                       absl::StrCat("must be even, so that the sidecar's "
+                                    "primary rotation starts the measured "
+                                    "reads on replica A; got ",
+                                    *warmup));
   }
   return warmup;
 }
@@ -386,8 +345,8 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   }
   if (!flags.requests.empty()) {
     absl::StatusOr<int64_t> requests =
-        ParseInteger("requests", flags.requests, kMinRequests, kMaxRequests,
-                     "(fewer samples cannot support a p99)");
+        ParseIntegerFlag("requests", flags.requests, kMinRequests, kMaxRequests,
+                         "(fewer samples cannot support a p99)");
     if (!requests.ok()) return requests.status();
     config.requests = *requests;
   }
@@ -407,7 +366,7 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   if (!status.ok()) return status;
   if (!flags.concurrency.empty()) {
     absl::StatusOr<int64_t> concurrency =
-        ParseInteger("concurrency", flags.concurrency, 1, kMaxConcurrency);
+        ParseIntegerFlag("concurrency", flags.concurrency, 1, kMaxConcurrency);
     if (!concurrency.ok()) return concurrency.status();
     config.concurrency = static_cast<int>(*concurrency);
   }
@@ -437,21 +396,26 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
   config.sidecar_cpus = *std::move(cpus);
   if (!flags.rounds.empty()) {
     absl::StatusOr<int64_t> rounds =
-        ParseInteger("rounds", flags.rounds, 1, kMaxRounds);
+        ParseIntegerFlag("rounds", flags.rounds, 1, kMaxRounds);
     if (!rounds.ok()) return rounds.status();
     config.rounds = static_cast<int>(*rounds);
   }
   if (!flags.creep_runs.empty()) {
     absl::StatusOr<int64_t> runs =
-        ParseInteger("creep_runs", flags.creep_runs, 0, kMaxRounds);
+        ParseIntegerFlag("creep_runs", flags.creep_runs, 0, kMaxRounds);
     if (!runs.ok()) return runs.status();
     config.creep_runs = static_cast<int>(*runs);
+  }
+  if (config.scenario == Scenario::kSick) {
+    absl::StatusOr<SickConfig> sick = ParseSickConfig(flags.sick);
+    if (!sick.ok()) return sick.status();
+    config.sick = *std::move(sick);
   }
   config.peer_gateway = flags.peer_gateway;
   if (!config.peer_gateway.empty() &&
       access(config.peer_gateway.c_str(), X_OK) != 0) {
-    return Invalid("peer_gateway",
-                   absl::StrCat("not an executable file: ", flags.peer_gateway));
+    return InvalidFlag("peer_gateway", absl::StrCat("not an executable file: ",
+                                                    flags.peer_gateway));
   }
   config.plot_dir = flags.plot_dir;
   config.tailgate = flags.tailgate;

@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "experiment/sick_config.h"
 
 namespace tailgate::experiment {
 
@@ -34,6 +35,7 @@ enum class Scenario {
   kOverload,
   kTenants,
   kCost,
+  kSick,
 };
 
 // How the experiment's clients reach each sidecar: loopback TCP (the
@@ -85,6 +87,7 @@ struct RawFlags {
   std::string creep_runs;
   std::string peer_gateway;
   std::string chaos_arms;
+  RawSickFlags sick;  // --sick_kinds, --sick_replicas, ...
 };
 
 struct ExperimentConfig {
@@ -125,8 +128,11 @@ struct ExperimentConfig {
   // cost: after the rounds, saturating runs in a row on one sidecar per
   // arm, its memory read after each (0: none).
   int creep_runs = 0;
-  // cost: the Go gateway's binary, measured beside tailgate; empty: none.
+  // cost, sick: the Go gateway's binary, measured beside tailgate; empty:
+  // none.
   std::string peer_gateway;
+  // sick: the case matrix.
+  SickConfig sick;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };
@@ -152,7 +158,7 @@ inline constexpr double kDefaultSweepRates[] = {
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
 // "seed", "correlated", "shifting", "open_loop", "throughput", "chaos",
-// "overload", "cost".
+// "overload", "tenants", "cost", "sick".
 const char* ScenarioName(Scenario scenario);
 
 // "defaults", "no_retry_budget".

@@ -324,6 +324,36 @@ class ExperimentSmokeTest(unittest.TestCase):
                                        arm + "_rss_quiet_mib"])
             self.assertNotIn("cpu_per_read_ratio", s)  # no --peer_gateway
 
+    def test_sick(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "sick_plots")
+        lines = self.json_lines("--scenario=sick", "--sick_kinds=gray",
+                                "--sick_replicas=2", "--sick_rates=20",
+                                "--sick_seconds=3", "--plot_dir=" + plot_dir)
+        self.assertEqual(len(lines), 1)  # tailgate only: no --peer_gateway
+        line = lines[0]
+        self.assert_fields(line, ["errors", "p50_ms", "max_ms",
+                                  "attempts_per_read_last10s",
+                                  "first_fast_primary_s"])
+        self.assertEqual((line["scenario"], line["target"], line["kind"],
+                          line["replicas"], line["rate"], line["seconds"]),
+                         ("sick", "tailgate", "gray", 2, 20.0, 3))
+        # No assertion on failures: only that every read is accounted for.
+        self.assertEqual(line["reads"], 60)
+        self.assertEqual(line["failed"], sum(line["errors"].values()))
+        self.assertIsNotNone(line["p99_ms"])
+        self.assertGreaterEqual(line["attempts_per_read"], 1.0)
+        self.assertIsNone(line["first_fast_primary_s"])  # gray never heals
+        seconds = line["per_second"]
+        self.assertEqual([s["t"] for s in seconds], [0, 1, 2])
+        self.assertEqual(sum(s["reads"] for s in seconds), 60)
+        self.assertEqual(sum(s["failed"] for s in seconds), line["failed"])
+        for second in seconds:
+            self.assert_fields(second, ["p99_ms", "attempts"])
+            self.assertIn(len(second["primaries"]), [0, 2])
+        self.assertTrue(any(len(s["primaries"]) == 2 for s in seconds))
+        self.assertGreater(os.path.getsize(
+            os.path.join(plot_dir, "sick_gray_2r_20rps.png")), 0)
+
     def test_bad_flags_are_one_line_and_exit_2(self):
         for flags, named in [(["--requests=10"], "--requests"),
                              (["--scenario=storm"], "--scenario"),
@@ -351,7 +381,14 @@ class ExperimentSmokeTest(unittest.TestCase):
                              (["--rounds=2"], "--rounds"),
                              (["--scenario=cost", "--peer_gateway=/nonexistent"],
                               "--peer_gateway"),
-                             (["--scenario=cost", "--warmup=10"], "--warmup")]:
+                             (["--scenario=cost", "--warmup=10"], "--warmup"),
+                             (["--scenario=sick", "--sick_kinds=flaky"],
+                              "--sick_kinds"),
+                             (["--scenario=sick", "--sick_replicas=1"],
+                              "--sick_replicas"),
+                             (["--scenario=sick", "--sidecar_cpus=1"],
+                              "--sidecar_cpus"),
+                             (["--sick_seconds=3"], "--sick_seconds")]:
             with self.subTest(flags=flags):
                 result = run(*flags)
                 self.assertEqual(result.returncode, 2)

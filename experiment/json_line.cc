@@ -101,4 +101,33 @@ JsonObject& JsonObject::AddIntList(absl::string_view key,
   return *this;
 }
 
+JsonObject& JsonObject::AddDoubleList(absl::string_view key,
+                                      const std::vector<double>& values,
+                                      int decimals) {
+  AddKey(key);
+  members_ += "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) members_ += ",";
+    if (std::isfinite(values[i])) {
+      absl::StrAppendFormat(&members_, "%.*f", decimals, values[i]);
+    } else {
+      members_ += "null";
+    }
+  }
+  members_ += "]";
+  return *this;
+}
+
+JsonObject& JsonObject::AddObjectList(absl::string_view key,
+                                      const std::vector<JsonObject>& values) {
+  AddKey(key);
+  members_ += "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) members_ += ",";
+    members_ += values[i].ToString();
+  }
+  members_ += "]";
+  return *this;
+}
+
 }  // namespace tailgate::experiment

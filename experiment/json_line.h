@@ -40,6 +40,13 @@ class JsonObject {
   // An array of integers: [1,2,3].
   JsonObject& AddIntList(absl::string_view key,
                          const std::vector<int64_t>& values);
+  // An array of fixed-point numbers, `decimals` digits after the point
+  // (null for NaN and infinities).
+  JsonObject& AddDoubleList(absl::string_view key,
+                            const std::vector<double>& values, int decimals);
+  // An array of objects: [{...},{...}].
+  JsonObject& AddObjectList(absl::string_view key,
+                            const std::vector<JsonObject>& values);
 
   // The object, no whitespace, no trailing newline.
   std::string ToString() const { return "{" + members_ + "}"; }

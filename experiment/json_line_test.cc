@@ -1,5 +1,6 @@
 #include "experiment/json_line.h"
 
+#include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -30,6 +31,19 @@ TEST(JsonObjectTest, IntegerLists) {
   JsonObject line;
   line.AddIntList("none", {}).AddIntList("some", {3, -1, 0});
   EXPECT_EQ(line.ToString(), "{\"none\":[],\"some\":[3,-1,0]}");
+}
+
+TEST(JsonObjectTest, NumberAndObjectLists) {
+  JsonObject first;
+  first.AddInt("t", 0);
+  JsonObject line;
+  line.AddDoubleList("shares", {0.5, std::nan(""), 1}, 2)
+      .AddDoubleList("none", {}, 3)
+      .AddObjectList("per_second", {first, JsonObject()})
+      .AddObjectList("empty", {});
+  EXPECT_EQ(line.ToString(),
+            "{\"shares\":[0.50,null,1.00],\"none\":[],"
+            "\"per_second\":[{\"t\":0},{}],\"empty\":[]}");
 }
 
 TEST(JsonObjectTest, NonFiniteNumbersAreNull) {

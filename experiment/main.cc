@@ -5,6 +5,7 @@
 //   bazel run -c opt //experiment -- --scenario=open_loop --sweep
 //   bazel run -c opt //experiment -- --scenario=chaos
 //   bazel run -c opt //experiment -- --scenario=overload
+//   bazel run -c opt //experiment -- --scenario=sick --peer_gateway=GATEWAY
 //
 // "The seed", throughout the experiment, is the Go hedging gateway Tailgate
 // succeeds: the default scenario (seed) reproduces its straggler study,
@@ -39,7 +40,7 @@
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
           "seed (default), correlated, shifting, open_loop, throughput, "
-          "chaos, overload, tenants or cost.");
+          "chaos, overload, tenants, cost or sick.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated, shifting: measured sequential reads per policy "
           "(default 2000; shifting 4500, in three phases; at least 100).");
@@ -73,8 +74,19 @@ ABSL_FLAG(std::string, creep_runs, "",
           "one sidecar per arm, memory read after each and after 3 quiet "
           "seconds: whether it creeps (default 0: none; at most 100).");
 ABSL_FLAG(std::string, peer_gateway, "",
-          "cost: the Go gateway's binary, measured beside tailgate in the "
-          "same rounds (default: none).");
+          "cost, sick: the Go gateway's binary, measured beside tailgate in "
+          "the same rounds / cases (default: none).");
+ABSL_FLAG(std::string, sick_kinds, "",
+          "sick: how the last replica is sick, a comma-separated list of "
+          "hang, gray, slow, heal (default all four).");
+ABSL_FLAG(std::string, sick_replicas, "",
+          "sick: replicas per case, a comma-separated list, each at least 2 "
+          "(default 2,3).");
+ABSL_FLAG(std::string, sick_rates, "",
+          "sick: the steady reader's rates in reads per second, a "
+          "comma-separated list (default 2,20).");
+ABSL_FLAG(std::string, sick_seconds, "",
+          "sick: seconds of reads per case and target (default 30).");
 ABSL_FLAG(std::string, replica_down, "",
           "chaos: how long replica A stays killed in each cycle (default "
           "200ms).");
@@ -132,6 +144,10 @@ RawFlags RawFlagsFromCommandLine() {
   flags.rounds = absl::GetFlag(FLAGS_rounds);
   flags.creep_runs = absl::GetFlag(FLAGS_creep_runs);
   flags.peer_gateway = absl::GetFlag(FLAGS_peer_gateway);
+  flags.sick.kinds = absl::GetFlag(FLAGS_sick_kinds);
+  flags.sick.replicas = absl::GetFlag(FLAGS_sick_replicas);
+  flags.sick.rates = absl::GetFlag(FLAGS_sick_rates);
+  flags.sick.seconds = absl::GetFlag(FLAGS_sick_seconds);
   return flags;
 }
 
@@ -160,6 +176,8 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunTenantsScenario(config, tailgate);
     case Scenario::kCost:
       return RunCostScenario(config, tailgate);
+    case Scenario::kSick:
+      return RunSickScenario(config, tailgate);
   }
   return absl::InternalError("unknown scenario");
 }
@@ -198,7 +216,7 @@ int main(int argc, char** argv) {
       "per policy, JSON lines on stdout.\n"
       "  experiment "
       "[--scenario=seed|correlated|shifting|open_loop|throughput|chaos|"
-      "overload|tenants|cost] "
+      "overload|tenants|cost|sick] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

@@ -13,6 +13,9 @@
 //   chaos_timeline.png     chaos: per arm and time bucket, failed reads and
 //                          fallbacks taken and refused, with replica A's
 //                          outages shaded
+//   sick_<case>.png        sick: per second, each target's reads and failed
+//                          reads, p99, and the sick replica's share of the
+//                          primaries (sick_timeline_plot.cc)
 //
 // Thread safety: functions without shared state; they write files and run
 // gnuplot as a child process.
@@ -21,6 +24,7 @@
 #define TAILGATE_EXPERIMENT_PLOTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +108,27 @@ struct ChaosTimeline {
 // `title` heads the plot.
 absl::Status PlotChaosTimeline(const std::string& dir, const std::string& title,
                                const std::vector<ChaosTimeline>& arms);
+
+// One target's run of a sick case, second by second.
+struct SickSeries {
+  std::string target;  // "tailgate", "gateway"
+  struct Second {
+    int64_t reads = 0;
+    int64_t failed = 0;
+    double p99_ms = 0;      // NaN: no read in this second
+    double sick_share = 0;  // of the primaries; NaN: no primary
+  };
+  std::vector<Second> seconds;  // second t: [t, t + 1) s from the first send
+};
+
+// Draws DIR/<name>.png: three panels against seconds from the first read,
+// one colour per target: reads (solid) and failed reads (dashed) per
+// second, the p99 per second (log scale), and the sick replica's share of
+// the primaries; `heal_s`, when set, is marked in each panel.
+absl::Status PlotSickTimeline(const std::string& dir, const std::string& name,
+                              const std::string& title,
+                              const std::vector<SickSeries>& targets,
+                              std::optional<double> heal_s);
 
 }  // namespace tailgate::experiment
 

@@ -13,6 +13,7 @@
 #define TAILGATE_EXPERIMENT_PROMETHEUS_TEXT_H_
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace tailgate::experiment {
 
@@ -23,6 +24,11 @@ namespace tailgate::experiment {
 // matches.
 double SumSamples(absl::string_view text, absl::string_view name,
                   absl::string_view label = "");
+
+// The same for the samples whose labels contain every one of `labels`,
+// in any order, e.g. {"replica=\"http://a:80\"", "kind=\"primary\""}.
+double SumSamplesWithLabels(absl::string_view text, absl::string_view name,
+                            absl::Span<const absl::string_view> labels);
 
 }  // namespace tailgate::experiment
 

@@ -24,6 +24,16 @@ TEST(PrometheusTextTest, SumsTheMatchingSamplesOfExactlyThatName) {
       SumSamples(kText, "tailgate_attempts_total", "replica=\"http://a\""), 12);
 }
 
+TEST(PrometheusTextTest, EveryLabelMustMatchInAnyOrder) {
+  EXPECT_EQ(SumSamplesWithLabels(kText, "tailgate_attempts_total",
+                                 {"kind=\"primary\"", "replica=\"http://a\""}),
+            10);
+  EXPECT_EQ(SumSamplesWithLabels(kText, "tailgate_attempts_total",
+                                 {"replica=\"http://b\"", "kind=\"primary\""}),
+            0);
+  EXPECT_EQ(SumSamplesWithLabels(kText, "tailgate_attempts_total", {}), 15);
+}
+
 TEST(PrometheusTextTest, UnlabelledSampleWithTimestamp) {
   EXPECT_EQ(SumSamples(kText, "tailgate_hedges_total"), 7);
   EXPECT_EQ(SumSamples(kText, "tailgate_hedges_total", "kind=\"x\""), 0);

@@ -46,6 +46,12 @@ absl::Status RunTenantsScenario(const ExperimentConfig& config,
 absl::Status RunCostScenario(const ExperimentConfig& config,
                              const std::string& tailgate);
 
+// sick: what one sick replica among healthy ones costs a steady reader,
+// through a default tailgate (and the Go gateway, with --peer_gateway).
+// Failed reads are figures, not errors of the run.
+absl::Status RunSickScenario(const ExperimentConfig& config,
+                             const std::string& tailgate);
+
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_SCENARIOS_H_
