@@ -16,7 +16,9 @@
 //    retry budget, as below). If one is launched, the primary is abandoned
 //    (kAbandon) and counted as a failure of its replica; if none can be
 //    (no replica, capacity or retry credit), the primary goes on and the
-//    decision stays open. A hedge already in flight is left to race.
+//    decision stays open. The fallback takes its attempt permit before the
+//    primary's is released, so with max_attempts all in use the primary
+//    goes on. A hedge already in flight is left to race.
 //  - At most one extra attempt, on a replica other than the primary's: when
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
