@@ -34,8 +34,8 @@ Action ArmGiveUpTimer(absl::Time at) {
   return action;
 }
 
-Action Abandon(int attempt) {
-  Action action{Action::Type::kAbandon};
+Action GaveUp(int attempt) {
+  Action action{Action::Type::kGaveUp};
   action.attempt = attempt;
   return action;
 }
@@ -150,11 +150,7 @@ Actions ReadDecision::OnGiveUp(absl::Time now) {
     extra_decided_ = false;
     return out;
   }
-  Attempt& primary = attempts_[0];
-  primary.in_flight = false;
-  primary.permit.Release();
-  policy_.picker->OnFailure(primary.replica, primary.ticket, now);
-  out.push_back(Abandon(0));
+  out.push_back(GaveUp(0));
   return out;
 }
 

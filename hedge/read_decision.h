@@ -13,12 +13,14 @@
 //    give_up_after, it arms the give-up timer at now + give_up_after.
 //  - Give-up: when the give-up timer fires with the primary still the only
 //    attempt in flight, the read tries a fallback (kind kFallback, on the
-//    retry budget, as below). If one is launched, the primary is abandoned
-//    (kAbandon) and counted as a failure of its replica; if none can be
-//    (no replica, capacity or retry credit), the primary goes on and the
-//    decision stays open. The fallback takes its attempt permit before the
-//    primary's is released, so with max_attempts all in use the primary
-//    goes on. A hedge already in flight is left to race.
+//    retry budget, as below); if one is launched, kGaveUp says so. The
+//    primary is no longer waited for, but it is not cut: it races the
+//    fallback, and if the fallback wins it lost its race past the give-up
+//    point and counts as a failure of its replica (below); if the
+//    fallback fails, the primary may still answer the read. If no
+//    fallback can be launched (no replica, capacity or retry credit), the
+//    primary goes on and the decision stays open. A hedge already in
+//    flight is left to race.
 //  - At most one extra attempt, on a replica other than the primary's: when
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
@@ -128,9 +130,8 @@ struct Action {
                       // give-up point). Only as the read ends: a kFinish
                       // follows.
     kArmGiveUpTimer,  // call OnGiveUp at `at`
-    kAbandon,         // the primary `attempt` was given up: abort it now
-                      // (its permit is released; it failed); the read
-                      // goes on with its fallback
+    kGaveUp,          // informational: the primary `attempt` ran past
+                      // the give-up point and a fallback was launched
     kExtraSkipped,    // informational: no extra attempt, for `skip`
     kFinish,          // the read is over: see `attempt` / `error`
   };

@@ -1,8 +1,8 @@
 // ReadDecision with a give-up point: a primary still alone at give_up_after
-// is replaced by a fallback on the retry budget and abandoned (a failure
-// of its replica); with no fallback to be had it goes on. A loser that ran
-// past the give-up point lost by hanging and is blamed; the caller's
-// cancel never blames.
+// gets a fallback on the retry budget and races it (losing to it is a
+// failure of its replica); with no fallback to be had it goes on. A loser that
+// ran past the give-up point lost by hanging and is blamed; the caller's cancel
+// never blames.
 
 #include <memory>
 #include <string>
@@ -80,43 +80,51 @@ TEST_F(ReadDecisionGiveUpTest, StartArmsTheGiveUpTimer) {
   EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "");
 }
 
-TEST_F(ReadDecisionGiveUpTest, GiveUpLaunchesAFallbackAndAbandonsThePrimary) {
+TEST_F(ReadDecisionGiveUpTest, GiveUpLaunchesAFallbackThatRacesThePrimary) {
   ReadDecision& read = NewRead();
   read.Start(At(0));
   ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
   EXPECT_EQ(Describe(read.OnGiveUp(At(100))),
-            "launch a1 r1 fallback, abandon a0");
+            "launch a1 r1 fallback, gave-up a0");
   EXPECT_EQ(read.kind(1), AttemptKind::kFallback);
   EXPECT_EQ(retry_budget_->consumed(), 1u);
-  EXPECT_EQ(limits_.attempts().in_use(), 1);  // the primary's is back
-  // Abandoning is a failure of the primary's replica; the fallback's
-  // replica has nothing on record yet.
-  const CircuitSnapshot primary = replica(0, At(100));
-  EXPECT_EQ(primary.consecutive_failures, 1);
-  EXPECT_EQ(primary.window_failures, 1);
-  EXPECT_EQ(replica(1, At(100)).window_outcomes, 0);
-  // The read goes on with its fallback, and nothing else is launched.
+  EXPECT_EQ(limits_.attempts().in_use(), 2);  // the primary is not cut
+  // Nothing is on record yet: the race decides.
+  EXPECT_EQ(replica(0, At(100)).window_outcomes, 0);
   EXPECT_FALSE(read.finished());
   EXPECT_EQ(Describe(read.OnHedgeTimer(At(125))), "");
   EXPECT_EQ(Describe(read.OnGiveUp(At(200))), "");
+  // The fallback wins: the primary lost its race past the give-up point,
+  // a failure of its replica.
   EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(130))),
-            "finish a1");
+            "fail a0, finish a1");
+  const CircuitSnapshot primary = replica(0, At(130));
+  EXPECT_EQ(primary.consecutive_failures, 1);
+  EXPECT_EQ(primary.window_failures, 1);
   EXPECT_EQ(replica(1, At(130)).window_outcomes, 1);
   EXPECT_EQ(replica(1, At(130)).window_failures, 0);
 }
 
-TEST_F(ReadDecisionGiveUpTest, GivenUpReadEndsAsItsFallbackDoes) {
+TEST_F(ReadDecisionGiveUpTest, APrimaryGivenUpOnMayStillAnswer) {
+  // The fallback fails (its replica just went down): the slow primary,
+  // still in flight, answers the read.
   ReadDecision& read = NewRead(/*hedge_disabled=*/true);
   read.Start(At(0));
   read.OnGiveUp(At(100));
   EXPECT_EQ(
-      Describe(read.OnAttemptDone(1, AttemptOutcome::kServerError, At(110))),
-      "finish a1");
+      Describe(read.OnAttemptDone(1, AttemptOutcome::kTransportError, At(101))),
+      "");
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(140))),
+            "finish a0");
+  EXPECT_EQ(replica(0, At(140)).window_failures, 0);
+  EXPECT_EQ(replica(1, At(140)).window_failures, 1);
+  // Both fail: the read fails as any read whose attempts all failed.
   ReadDecision& other = NewRead(/*hedge_disabled=*/true);
   other.Start(At(200));
   other.OnGiveUp(At(300));
-  EXPECT_EQ(Describe(other.OnAttemptDone(1, AttemptOutcome::kTransportError,
-                                         At(310))),
+  other.OnAttemptDone(1, AttemptOutcome::kTransportError, At(310));
+  EXPECT_EQ(Describe(other.OnAttemptDone(0, AttemptOutcome::kTransportError,
+                                         At(320))),
             "finish upstream_failure");
 }
 
@@ -250,10 +258,10 @@ TEST_F(ReadDecisionGiveUpTest, HedgeDisabledReadsStillGiveUp) {
             "launch a0 r0 primary, give-up +100ms");
   EXPECT_EQ(Describe(read.OnHedgeTimer(At(25))), "");
   EXPECT_EQ(Describe(read.OnGiveUp(At(100))),
-            "launch a1 r1 fallback, abandon a0");
-  EXPECT_EQ(replica(0, At(100)).consecutive_failures, 1);
+            "launch a1 r1 fallback, gave-up a0");
   EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(120))),
-            "finish a1");
+            "fail a0, finish a1");
+  EXPECT_EQ(replica(0, At(120)).consecutive_failures, 1);
 }
 
 TEST_F(ReadDecisionGiveUpTest, NoGiveUpPointNoTimer) {

@@ -7,7 +7,7 @@
 //
 // One phrase per action: "launch a1 r1 hedge", "arm +25ms" (the hedge
 // timer), "give-up +100ms" (the give-up timer), "cancel a0", "fail a0"
-// (cancelled and counted as a failure of its replica), "abandon a0",
+// (cancelled and counted as a failure of its replica), "gave-up a0",
 // "skip no_budget", "finish a1", "finish deadline_exceeded". Times are
 // shown relative to `t0`.
 //
@@ -38,8 +38,8 @@ inline std::string DescribeAction(const Action& action, absl::Time t0) {
                           action.attempt);
     case Action::Type::kArmGiveUpTimer:
       return absl::StrCat("give-up +", absl::FormatDuration(action.at - t0));
-    case Action::Type::kAbandon:
-      return absl::StrCat("abandon a", action.attempt);
+    case Action::Type::kGaveUp:
+      return absl::StrCat("gave-up a", action.attempt);
     case Action::Type::kExtraSkipped:
       return absl::StrCat("skip ", SkipReasonName(action.skip));
     case Action::Type::kFinish:

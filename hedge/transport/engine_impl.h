@@ -117,9 +117,6 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // run says nothing of its replica.
   void CancelAttempt(Read& read, const Action& action, bool neutral)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
-  // The primary given up for a fallback: detached and released at once.
-  void AbandonAttempt(Read& read, const Action& action)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void Finish(Read& read, const Action& action)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // The read's timer hedge answered it: the hedge accounting.

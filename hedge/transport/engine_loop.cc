@@ -182,8 +182,9 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
       case Action::Type::kCancel:
         CancelAttempt(read, action, caller_cancel);
         break;
-      case Action::Type::kAbandon:
-        AbandonAttempt(read, action);
+      case Action::Type::kGaveUp:
+        Bump(read.counters(action.attempt).give_ups);
+        Bump(read.upstream.totals().give_up_fallbacks);
         break;
       case Action::Type::kExtraSkipped:
         counters_.CountSkip(action.skip);
@@ -262,25 +263,6 @@ void EngineImpl::CancelAttempt(Read& read, const Action& action, bool neutral) {
     read.upstream.delay().ObservePrimary(
         now, now - slot->started, HedgeDelayPolicy::PrimaryEnd::kCensored);
   }
-}
-
-void EngineImpl::AbandonAttempt(Read& read, const Action& action) {
-  Upstream& upstream = read.upstream;
-  const size_t replica = read.replica(action.attempt);
-  CountFailure(upstream, replica);
-  Bump(upstream.counters(replica).give_ups);
-  Bump(upstream.totals().give_up_fallbacks);
-  AttemptSlot* slot = read.slots[action.attempt];
-  if (slot == nullptr) return;
-  const absl::Time now = clock_.Now();
-  Uncount(upstream.counters(replica));
-  upstream.load(replica).End(slot->started, now,
-                             ReplicaLoad::Ending::kCutShort);
-  upstream.delay().ObservePrimary(now, now - slot->started,
-                                  HedgeDelayPolicy::PrimaryEnd::kCensored);
-  upstream.warm().ForgetPeerOf(slot->http.handle());
-  Detach(slot);
-  slots_.Release(std::exchange(read.slots[action.attempt], nullptr));
 }
 
 void EngineImpl::Finish(Read& read, const Action& action) {

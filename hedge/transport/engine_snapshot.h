@@ -19,15 +19,16 @@ namespace tailgate::hedge {
 
 struct ReplicaSnapshot {
   std::string upstream;
-  std::string url;      // as configured, or NAME@ADDRESS (ReplicaLabel)
-  std::string address;  // the address found for a resolved name, else ""
-  CircuitSnapshot circuit;  // state (serving/ejected/probing), ejections
+  std::string url;           // as configured, or NAME@ADDRESS (ReplicaLabel)
+  std::string address;       // the address found for a resolved name, else ""
+  CircuitSnapshot circuit;   // state (serving/ejected/probing), ejections
   ReplicaLoadSnapshot load;  // what choosing it costs now
   uint64_t attempts_primary = 0;
   uint64_t attempts_hedge = 0;
   uint64_t attempts_fallback = 0;
   uint64_t failures = 0;
-  uint64_t give_ups = 0;  // its primaries abandoned at the give-up point
+  uint64_t give_ups = 0;  // its primaries past the give-up point when a
+                          // fallback was launched for them
   // Probes sent to it while ejected, and how they ended.
   uint64_t probes_passed = 0;
   uint64_t probes_failed = 0;
@@ -37,22 +38,22 @@ struct ReplicaSnapshot {
 
 // One replica set's totals and the policy values in force now.
 struct UpstreamSnapshot {
-  std::string name;  // "" for the default set
-  uint64_t requests = 0;    // admitted
-  uint64_t hedges = 0;      // extra attempts of either kind
-  uint64_t hedge_wins = 0;  // reads answered by the extra attempt, < 500
-  double hedge_credits = 0;  // for timer hedges
-  double retry_credits = 0;  // for failure fallbacks
+  std::string name;            // "" for the default set
+  uint64_t requests = 0;       // admitted
+  uint64_t hedges = 0;         // extra attempts of either kind
+  uint64_t hedge_wins = 0;     // reads answered by the extra attempt, < 500
+  double hedge_credits = 0;    // for timer hedges
+  double retry_credits = 0;    // for failure fallbacks
   absl::Duration hedge_delay;  // the delay a read without its own gets now
   // The give-up point in force now (hedge/health/give_up_point.h): zero
-  // when giving up is off; learned, or its configured max until then.
+  // when giving up is off; learned, or four hedge delays until then.
   absl::Duration give_up_after;
   bool give_up_learned = false;
-  // Primaries abandoned at the give-up point for a fallback.
+  // Fallbacks launched for primaries past the give-up point.
   uint64_t give_up_fallbacks = 0;
-  uint64_t replicas = 0;       // in the current set (resolved names expanded)
+  uint64_t replicas = 0;  // in the current set (resolved names expanded)
   uint64_t dns_refresh_failures = 0;  // failed or empty lookups of its names
-  bool hedge_delay_auto = false;  // learned (--hedge_delay=auto) or fixed
+  bool hedge_delay_auto = false;      // learned (--hedge_delay=auto) or fixed
 
   // Hedge accounting. Timer hedges are the speculative extra attempts
   // (failure fallbacks excluded); a timer-hedge win is a read the timer
@@ -87,16 +88,16 @@ struct UpstreamSnapshot {
 // without one) or "other" (every tenant after the first few).
 struct TenantSnapshot {
   std::string name;
-  uint64_t requests = 0;     // admitted
-  uint64_t rejected = 0;     // refused: the tenant held its share of reads
-  uint64_t hedges = 0;       // extra attempts of either kind
-  uint64_t hedge_wins = 0;   // reads answered by the extra attempt, < 500
-  int64_t in_flight = 0;     // reads in progress now
+  uint64_t requests = 0;    // admitted
+  uint64_t rejected = 0;    // refused: the tenant held its share of reads
+  uint64_t hedges = 0;      // extra attempts of either kind
+  uint64_t hedge_wins = 0;  // reads answered by the extra attempt, < 500
+  int64_t in_flight = 0;    // reads in progress now
 };
 
 struct EngineSnapshot {
-  uint64_t requests = 0;             // admitted
-  uint64_t rejected_overloaded = 0;  // refused by max_requests
+  uint64_t requests = 0;               // admitted
+  uint64_t rejected_overloaded = 0;    // refused by max_requests
   uint64_t rejected_tenant_share = 0;  // refused by a tenant's share
   uint64_t attempts = 0;
   uint64_t hedges = 0;     // extra attempts of either kind
@@ -107,12 +108,12 @@ struct EngineSnapshot {
   uint64_t backend_failures = 0;
   uint64_t skipped_no_replica = 0;  // extra attempts wanted but not taken
   uint64_t skipped_no_capacity = 0;
-  uint64_t skipped_no_budget = 0;        // a hedge, no hedge credit
-  uint64_t skipped_no_retry_budget = 0;  // a fallback, no retry credit
+  uint64_t skipped_no_budget = 0;         // a hedge, no hedge credit
+  uint64_t skipped_no_retry_budget = 0;   // a fallback, no retry credit
   uint64_t skipped_no_tenant_budget = 0;  // a hedge, none of its tenant's
   int64_t in_flight_requests = 0;
   int64_t in_flight_attempts = 0;
-  double hedge_credits = 0;  // summed over upstreams
+  double hedge_credits = 0;           // summed over upstreams
   uint64_t dns_refresh_failures = 0;  // summed over upstreams
   // The loop's own cost: wake-ups, and how late its timers fired in total.
   uint64_t loop_iterations = 0;
@@ -124,7 +125,7 @@ struct EngineSnapshot {
   absl::Duration timer_lateness_total;
   absl::Duration timer_spin_total;  // CPU time spent spinning for timers
   HistogramSnapshot request_duration;
-  std::vector<ReplicaSnapshot> replicas;     // upstream by upstream
+  std::vector<ReplicaSnapshot> replicas;    // upstream by upstream
   std::vector<UpstreamSnapshot> upstreams;  // in configuration order
   std::vector<TenantSnapshot> tenants;      // by slot: in order first seen
 };

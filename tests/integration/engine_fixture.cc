@@ -105,6 +105,10 @@ hedge::EngineConfig EngineFixture::DefaultConfig() {
   config.upstreams.resize(1);
   config.upstreams[0].hedge_delay = absl::Milliseconds(20);
   config.upstreams[0].budget = hedge::HedgeBudgetConfig{1.0, 100};
+  // No give-up: these tests stage hedges and fallbacks with slow replicas,
+  // and a give-up fallback would add attempts of its own. The give-up has
+  // tests of its own (engine_sick_replica_test, read_decision_give_up_test).
+  config.upstreams[0].give_up.factor = 0;
   return config;
 }
 

@@ -76,7 +76,8 @@ Handler Route(std::vector<std::pair<std::string, Handler>> routes);
 
 class EngineFixture : public ::testing::Test {
  public:
-  // Hedge delay 20 ms, generous budget (fraction 1, burst 100).
+  // Hedge delay 20 ms, generous budget (fraction 1, burst 100), no
+  // give-up.
   static hedge::EngineConfig DefaultConfig();
 
  protected:

@@ -230,7 +230,7 @@ TEST_F(EngineLimitsTest, PermitsAreReleasedExactlyOnceWhateverTheOutcome) {
   StartReplicas({script, script});
   hedge::EngineConfig config = DefaultConfig();
   config.admission = hedge::AdmissionConfig{1, 2};
-  config.upstreams[0].circuit.failure_threshold = 1000;  // both stay usable
+  config.upstreams[0].circuit.max_ejected_share = 0;  // both stay usable
   config.max_response_bytes = 1000;
   config.timeout = absl::Seconds(5);
   StartEngine(config);

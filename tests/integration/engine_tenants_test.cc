@@ -96,6 +96,9 @@ TEST_F(EngineTenantsTest, AFloodingTenantSpendsOnlyItsOwnHedgeCredits) {
   config.upstreams[0].budget = {0.1, 4};
   config.upstreams[0].tenant_share = 0.5;
   config.upstreams[0].hedge_delay = absl::Milliseconds(5);
+  // Hedges only: give-up fallbacks are paid by the retry budget, not by a
+  // tenant's hedge credits.
+  config.upstreams[0].give_up.factor = 0;
   StartEngine(config);
 
   // The flood: 60 reads of tenant "b" at once.
