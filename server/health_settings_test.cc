@@ -45,7 +45,7 @@ TEST(HealthSettingsTest, DefaultsAreTheEngines) {
   EXPECT_EQ(circuit.failure_threshold, 5);
   EXPECT_EQ(circuit.cooldown, absl::Seconds(1));
   EXPECT_DOUBLE_EQ(circuit.failure_rate, 0.3);
-  EXPECT_EQ(circuit.min_requests, 10);
+  EXPECT_EQ(circuit.min_requests, 5);
   EXPECT_EQ(circuit.window, absl::Seconds(10));
   EXPECT_EQ(circuit.max_ejection_time, absl::Seconds(10));
   EXPECT_EQ(circuit.probe_successes, 2);
