@@ -12,13 +12,15 @@
 // normally take, so that a replica that hangs from the first read costs
 // that long and not `max` before anything is learned.
 //
-// Why no ratchet: attempts given up are not samples (neither complete nor
-// censored). A sick replica's hung attempts therefore cannot drag the
-// point up to where it no longer protects anyone, and the answers of the
-// attempts that replace them (fallbacks, on other replicas) are samples:
-// when every replica slows down together, those answers are slow, and the
-// point rises with them within a window. What a give-up may cost meanwhile
-// is bounded by the retry budget, which pays for every give-up fallback.
+// Why no ratchet: only answers are samples. A primary cut because the
+// fallback launched at the give-up point won is not one (neither complete
+// nor censored), so a sick replica's hung attempts cannot drag the point
+// up to where it no longer protects anyone; the answers of those
+// fallbacks (on other replicas), and of a given-up primary that answers
+// first, are samples: when every replica slows down together, those
+// answers are slow, and the point rises with them within a window. What a
+// give-up may cost meanwhile is bounded by the retry budget, which pays
+// for every give-up fallback.
 //
 // The point is recomputed at most once per kRefresh (reading a quantile
 // walks the sketch), so a read pays for a lock and a comparison.
