@@ -193,5 +193,44 @@ TEST_F(EngineSickReplicaTest, HealedReplicaReturnsThroughProbesAndRampsUp) {
       << "the healed replica serves primaries again";
 }
 
+TEST_F(EngineSickReplicaTest, ProbePathProbesWithoutAnyRead) {
+  // A answers; B fails every request until healed, and its probe path
+  // says whether it is healed.
+  auto healed = std::make_shared<std::atomic<bool>>(false);
+  auto probe_targets = std::make_shared<std::atomic<int64_t>>(0);
+  StartReplicas({Always(Answer("value")),
+                 [healed, probe_targets](const ReplicaRequest& request) {
+                   if (request.uri == "/healthz") ++*probe_targets;
+                   return healed->load()
+                              ? Answer("value")
+                              : Answer("down", absl::ZeroDuration(), 503);
+                 }});
+  hedge::EngineConfig config = Defaults();
+  config.upstreams[0].circuit.cooldown = absl::Milliseconds(100);
+  config.upstreams[0].circuit.max_ejection_time = absl::Milliseconds(200);
+  config.upstreams[0].probe_path = "/healthz";
+  StartEngine(config);
+  Outcome outcome;
+  ASSERT_TRUE(ReadUntilEjected(outcome));
+  EXPECT_EQ(outcome.failed, 0);
+
+  // No read from here on: the probes go out on their own, fail while B
+  // is down, and bring it back once it is healed.
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (Sick().probes_failed < 2 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));  // polling a condition
+  }
+  EXPECT_GE(Sick().probes_failed, 2u);
+  healed->store(true);
+  while (Sick().circuit.state != CircuitState::kClosed &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));  // polling a condition
+  }
+  EXPECT_EQ(Sick().circuit.state, CircuitState::kClosed);
+  EXPECT_GE(Sick().probes_passed, 2u);
+  EXPECT_EQ(probe_targets->load(),
+            static_cast<int64_t>(Sick().probes_passed + Sick().probes_failed));
+}
+
 }  // namespace
 }  // namespace tailgate::testing
