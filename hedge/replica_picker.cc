@@ -49,16 +49,15 @@ bool ReplicaPicker::Candidate(size_t replica, absl::Time now) {
 
 std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   const size_t n = breakers_.size();
-  const size_t start = next_start_.fetch_add(1, std::memory_order_relaxed) % n;
+  const uint64_t turn = next_start_.fetch_add(1, std::memory_order_relaxed);
   absl::InlinedVector<size_t, 8> candidates;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t replica = (start + i) % n;
+  for (size_t replica = 0; replica < n; ++replica) {
     if (Candidate(replica, now)) candidates.push_back(replica);
   }
   if (candidates.empty()) {
     // Every serving replica lost its weight draw: take any that serves.
     for (size_t i = 0; i < n; ++i) {
-      const size_t replica = (start + i) % n;
+      const size_t replica = (turn + i) % n;
       if (!Retired(replica) && breakers_[replica]->IsEligible(now)) {
         candidates.push_back(replica);
         break;
@@ -66,10 +65,14 @@ std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
     }
   }
   if (candidates.empty()) return std::nullopt;
-  size_t chosen = candidates[0];
+  // The rotation runs over the candidates, not over every replica: with
+  // one of three ejected, the other two alternate.
+  const size_t first = turn % candidates.size();
+  size_t chosen = candidates[first];
   if (candidates.size() > 1) {
-    const size_t other =
-        candidates[1 + static_cast<size_t>(Draw() * (candidates.size() - 1))];
+    const size_t offset =
+        1 + static_cast<size_t>(Draw() * (candidates.size() - 1));
+    const size_t other = candidates[(first + offset) % candidates.size()];
     if (loads_[other]->Cost(now) * kTolerance < loads_[chosen]->Cost(now)) {
       chosen = other;
     }

@@ -2,7 +2,7 @@
 // set's guard rails to ejections.
 //
 // Primaries go by power of two choices over ReplicaLoad's cost: candidate
-// A is the first serving replica from a start position that rotates per
+// A is the next in a rotation over the serving replicas, one step per
 // read; candidate B is another serving replica drawn at random; B is taken
 // only when its cost is below A's by more than kTolerance, so replicas
 // that cost about the same are taken in rotation (equal replicas stay

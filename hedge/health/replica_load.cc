@@ -36,7 +36,7 @@ void ReplicaLoad::End(absl::Time started, absl::Time now, Ending ending) {
       AddSample(now, now - started);
       break;
     case Ending::kFailed:
-      RaiseTo(now, now - started);
+      RaiseTo(now, std::max(now - started, kFailurePenalty));
       break;
     case Ending::kNoSample:
       break;

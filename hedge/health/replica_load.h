@@ -52,6 +52,7 @@ class ReplicaLoad {
   static constexpr absl::Duration kDecay = absl::Seconds(1);
   static constexpr absl::Duration kIdleDecay = absl::Milliseconds(250);
   static constexpr absl::Duration kLatencyFloor = absl::Milliseconds(1);
+  static constexpr absl::Duration kFailurePenalty = absl::Milliseconds(10);
 
   ReplicaLoad() = default;
   ReplicaLoad(const ReplicaLoad&) = delete;
@@ -66,7 +67,9 @@ class ReplicaLoad {
     kCutShort,  // cancelled after running (lost its race, given up, timed
                 // out): how long it ran, a lower bound, is a sample
     kFailed,    // failed (5xx, transport): raises the estimate to how long
-                // it ran, never lowers it (a refusal is quick, not cheap)
+                // it ran, and to at least kFailurePenalty; never lowers it
+                // (a refusal is quick, not cheap: a replica that fails
+                // fast must not draw the reads of least-cost choice)
     kNoSample,  // ended for reasons of the caller's: no sample
   };
   void End(absl::Time started, absl::Time now, Ending ending);

@@ -56,10 +56,13 @@ class EngineBreakerTest : public EngineFixture {
   }
   hedge::CircuitSnapshot CircuitOfA() const { return ReplicaA().circuit; }
 
-  // Reads until A is ejected; every read is still answered by B.
+  // Reads until A is ejected; every read is still answered by B. A second
+  // passes before each read, so that a failure's cost has decayed and the
+  // rotation comes back to A.
   void EjectA() {
     for (int i = 0; i < 4 * kThreshold; ++i) {
       if (CircuitOfA().state == CircuitState::kOpen) break;
+      clock_.Advance(absl::Seconds(1));
       absl::StatusOr<hedge::EngineResponse> response = Read(Get("/x"));
       ASSERT_TRUE(response.ok()) << response.status();
       EXPECT_EQ(response->body, "up");
