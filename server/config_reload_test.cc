@@ -124,7 +124,8 @@ TEST_F(ConfigReloadTest, ReplicaHealthSettingsAreApplied) {
                         "  probe_method: \"HEAD\"\n"));
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
   ASSERT_EQ(engine_.upstream_updates().size(), 1u) << LogText();
-  const hedge::UpstreamConfig& a = engine_.upstream_updates()[0][0];
+  // A copy: upstream_updates() returns its list by value.
+  const hedge::UpstreamConfig a = engine_.upstream_updates()[0][0];
   EXPECT_DOUBLE_EQ(a.circuit.failure_rate, 0.5);
   EXPECT_EQ(a.circuit.min_requests, 20);
   EXPECT_EQ(a.circuit.window, absl::Seconds(5));
