@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "client/exit_codes.h"
-#include "server/flag_values.h"
+#include "flags/flag_values.h"
 
 namespace tailgate::cli {
 namespace {

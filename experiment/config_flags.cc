@@ -1,7 +1,7 @@
 #include "experiment/config_flags.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/flag_values.h"
+#include "flags/flag_values.h"
 
 namespace tailgate::experiment {
 

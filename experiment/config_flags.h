@@ -1,7 +1,7 @@
 // Parsers for the experiment's flag values, each naming its flag in the
 // error ("--requests: must be in [100, 10000000] ..."), shared by the
 // general flags (experiment_config.h) and the scenario-specific ones
-// (sick_config.h). The wording of a bad value is server/flag_values.h's.
+// (sick_config.h). The wording of a bad value is flags/flag_values.h's.
 //
 // Thread safety: pure functions.
 

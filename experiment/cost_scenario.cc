@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/admin_client.h"
+#include "cpus/cpu_set.h"
 #include "experiment/cost_arms.h"
 #include "experiment/cost_creep.h"
 #include "experiment/json_line.h"
@@ -42,7 +43,6 @@
 #include "experiment/progress.h"
 #include "experiment/report.h"
 #include "experiment/scenarios.h"
-#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {

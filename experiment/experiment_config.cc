@@ -15,8 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "cpus/cpu_set.h"
 #include "experiment/config_flags.h"
-#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cpus/cpu_set.h"
 #include "gtest/gtest.h"
-#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {

@@ -13,11 +13,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "cpus/cpu_set.h"
 #include "experiment/closed_loop.h"
 #include "experiment/progress.h"
 #include "experiment/report.h"
 #include "experiment/workload.h"
-#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {

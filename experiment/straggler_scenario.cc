@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cpus/cpu_set.h"
 #include "experiment/closed_loop.h"
 #include "experiment/latency_split.h"
 #include "experiment/percentiles.h"
@@ -27,7 +28,6 @@
 #include "experiment/scenarios.h"
 #include "experiment/sidecar_session.h"
 #include "experiment/workload.h"
-#include "server/cpu_set.h"
 
 namespace tailgate::experiment {
 namespace {

@@ -9,7 +9,7 @@
 // bound address is logged (event=listening), so port 0 can be discovered.
 //
 // Reload: with --config, SIGHUP and a change of the file (its directory is
-// watched) re-read it and apply its upstreams (server/config_reload.h).
+// watched) re-read it and apply its upstreams (server/config/config_reload.h).
 //
 // Shutdown: on SIGTERM or SIGINT, readiness and health go to not serving,
 // new reads are refused with UNAVAILABLE, and reads in flight get up to
@@ -39,33 +39,33 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "cpus/cpu_set.h"
 #include "hedge/discovery/resolver.h"
 #include "hedge/transport/engine.h"
-#include "server/admin_service.h"
-#include "server/circuit_log.h"
-#include "server/config_file.h"
-#include "server/config_reload.h"
-#include "server/config_watch.h"
-#include "server/cpu_set.h"
-#include "server/door_probe.h"
-#include "server/drain.h"
-#include "server/file_limit.h"
-#include "server/grpc_server.h"
+#include "server/config/config_file.h"
+#include "server/config/config_reload.h"
+#include "server/config/config_watch.h"
+#include "server/config/server_config.h"
+#include "server/grpc/admin_service.h"
+#include "server/grpc/door_probe.h"
+#include "server/grpc/grpc_server.h"
+#include "server/grpc/read_service.h"
 #include "server/http_door/http_door.h"
-#include "server/http_endpoints.h"
-#include "server/idle_trim.h"
-#include "server/library_logs.h"
-#include "server/log.h"
-#include "server/metrics.h"
-#include "server/read_admission.h"
+#include "server/observability/circuit_log.h"
+#include "server/observability/http_endpoints.h"
+#include "server/observability/library_logs.h"
+#include "server/observability/log.h"
+#include "server/observability/metrics.h"
+#include "server/process/file_limit.h"
+#include "server/process/idle_trim.h"
+#include "server/process/sched_policy.h"
+#include "server/process/termination_signals.h"
+#include "server/read/drain.h"
+#include "server/read/read_admission.h"
+#include "server/read/rejections.h"
+#include "server/read/response_memory.h"
+#include "server/read/stalled_calls.h"
 #include "server/read_door/read_door.h"
-#include "server/read_service.h"
-#include "server/rejections.h"
-#include "server/response_memory.h"
-#include "server/sched_policy.h"
-#include "server/server_config.h"
-#include "server/stalled_calls.h"
-#include "server/termination_signals.h"
 
 namespace tailgate::server {
 namespace {
@@ -543,7 +543,7 @@ int main(int argc, char** argv) {
   // --help lists the flags, which are defined beside their parser.
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/server_config.cc");
+    return absl::EndsWith(file, "server/config/server_config.cc");
   };
   absl::SetFlagsUsageConfig(usage);
   // Which flags the command line names, before absl consumes argv.

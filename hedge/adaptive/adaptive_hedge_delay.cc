@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "hedge/config/field_error.h"
+#include "hedge/errors/field_error.h"
 
 namespace tailgate::hedge {
 

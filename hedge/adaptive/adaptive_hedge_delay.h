@@ -51,7 +51,7 @@
 #include "absl/time/time.h"
 #include "hedge/adaptive/censored_latency_sketch.h"
 #include "hedge/adaptive/delay_rule.h"
-#include "hedge/hedge_delay.h"
+#include "hedge/policy/hedge_delay.h"
 #include "hedge/sync/mutex.h"
 
 namespace tailgate::hedge {

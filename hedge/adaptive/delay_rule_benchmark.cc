@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "hedge/adaptive/censored_latency_sketch.h"
 #include "hedge/adaptive/delay_rule.h"
-#include "hedge/hedge_budget.h"
+#include "hedge/policy/hedge_budget.h"
 
 namespace tailgate::hedge {
 namespace {

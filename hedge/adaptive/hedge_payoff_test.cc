@@ -1,7 +1,7 @@
 #include "hedge/adaptive/hedge_payoff.h"
 
 #include "gtest/gtest.h"
-#include "hedge/hedge_budget.h"
+#include "hedge/policy/hedge_budget.h"
 
 namespace tailgate::hedge {
 namespace {

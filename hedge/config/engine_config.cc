@@ -3,7 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "hedge/config/field_error.h"
+#include "hedge/errors/field_error.h"
 #include "hedge/hygiene/http_hygiene.h"
 
 namespace tailgate::hedge {

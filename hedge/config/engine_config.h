@@ -28,12 +28,12 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "hedge/adaptive/adaptive_hedge_delay.h"
-#include "hedge/admission_limits.h"
-#include "hedge/circuit_breaker.h"
+#include "hedge/health/circuit_breaker.h"
 #include "hedge/health/give_up_point.h"
-#include "hedge/hedge_budget.h"
 #include "hedge/hygiene/replica_url.h"
-#include "hedge/retry_budget.h"
+#include "hedge/policy/admission_limits.h"
+#include "hedge/policy/hedge_budget.h"
+#include "hedge/policy/retry_budget.h"
 
 namespace tailgate::hedge {
 
@@ -63,7 +63,7 @@ struct UpstreamConfig {
   // learned from the upstream's primaries instead (adaptive_hedge_delay.h).
   absl::Duration hedge_delay = absl::Milliseconds(25);
   // The share of this set's hedge budget (its burst and its fraction) one
-  // tenant may spend: see hedge/tenant_table.h. In (0, 1].
+  // tenant may spend: see hedge/tenants/tenant_table.h. In (0, 1].
   double tenant_share = 1;
   AdaptiveDelayConfig adaptive_delay;
   HttpVersion http_version = HttpVersion::kHttp1;

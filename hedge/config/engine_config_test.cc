@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "hedge/config/field_error.h"
+#include "hedge/errors/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 
 namespace tailgate::hedge {

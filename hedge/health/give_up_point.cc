@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "hedge/config/field_error.h"
+#include "hedge/errors/field_error.h"
 
 namespace tailgate::hedge {
 

@@ -65,10 +65,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
 #include "hedge/discovery/resolver.h"
+#include "hedge/health/circuit_breaker.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine_snapshot.h"
 
@@ -178,7 +178,7 @@ class Engine {
 
   // Gives back what the loop keeps for reuse beyond a small reserve: the
   // transfer slots (easy handles with their buffers) a burst of attempts
-  // left free. For an engine that has gone idle (server/idle_trim.h): a
+  // left free. For an engine that has gone idle (server/process/idle_trim.h): a
   // busy one only loses warm handles it would make again. Blocks until the
   // loop has done it, for at most a second; returns at once if the loop has
   // stopped.

@@ -11,8 +11,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "hedge/decision/read_decision.h"
 #include "hedge/latency_histogram.h"
-#include "hedge/read_decision.h"
 #include "hedge/transport/engine_snapshot.h"
 
 namespace tailgate::hedge::transport {
@@ -54,7 +54,7 @@ struct UpstreamCounters {
   void CopyTo(UpstreamSnapshot& upstream) const;
 };
 
-// One tenant slot's counters (hedge/tenant_table.h).
+// One tenant slot's counters (hedge/tenants/tenant_table.h).
 struct TenantCounters {
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> rejected{0};

@@ -22,14 +22,14 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "hedge/admission_limits.h"
 #include "hedge/config/engine_config.h"
+#include "hedge/decision/read_decision.h"
 #include "hedge/discovery/resolver.h"
-#include "hedge/read_decision.h"
+#include "hedge/policy/admission_limits.h"
 #include "hedge/sync/thread_checker.h"
-#include "hedge/tenant_table.h"
+#include "hedge/tenants/tenant_table.h"
 #include "hedge/transport/attempt_slots.h"
-#include "hedge/transport/curl_loop.h"
+#include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/read_inbox.h"

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "hedge/read_decision.h"
+#include "hedge/decision/read_decision.h"
 #include "hedge/transport/attempt_slots.h"
-#include "hedge/transport/curl_loop.h"
-#include "hedge/transport/curl_support.h"
+#include "hedge/transport/curl/curl_loop.h"
+#include "hedge/transport/curl/curl_support.h"
+#include "hedge/transport/curl/http_attempt.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_impl.h"
-#include "hedge/transport/http_attempt.h"
 #include "hedge/transport/read_inbox.h"
 #include "hedge/transport/read_result.h"
 #include "hedge/transport/read_state.h"

@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hedge/transport/curl/http_attempt.h"
 #include "hedge/transport/engine_impl.h"
-#include "hedge/transport/http_attempt.h"
 #include "hedge/transport/read_state.h"
 #include "hedge/transport/upstream.h"
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "hedge/circuit_breaker.h"
+#include "hedge/health/circuit_breaker.h"
 #include "hedge/health/replica_load.h"
 #include "hedge/latency_histogram.h"
-#include "hedge/transport/warm_connection_stats.h"
+#include "hedge/transport/curl/warm_connection_stats.h"
 
 namespace tailgate::hedge {
 
@@ -84,7 +84,7 @@ struct UpstreamSnapshot {
   HistogramSnapshot latency_saved;
 };
 
-// One tenant's totals (hedge/tenant_table.h): a named tenant, "" (reads
+// One tenant's totals (hedge/tenants/tenant_table.h): a named tenant, "" (reads
 // without one) or "other" (every tenant after the first few).
 struct TenantSnapshot {
   std::string name;

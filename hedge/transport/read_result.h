@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "hedge/read_decision.h"
+#include "hedge/decision/read_decision.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/read_state.h"
 

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "hedge/admission_limits.h"
-#include "hedge/read_decision.h"
+#include "hedge/decision/read_decision.h"
+#include "hedge/policy/admission_limits.h"
+#include "hedge/transport/curl/http_attempt.h"
 #include "hedge/transport/engine.h"
-#include "hedge/transport/http_attempt.h"
 #include "hedge/transport/upstream.h"
 
 namespace tailgate::hedge::transport {
@@ -79,7 +79,7 @@ struct Read {
   ReadCallback done;
   Permit permit;           // the max_requests slot
   Permit upstream_permit;  // the upstream's own max_requests slot, if any
-  const int tenant;        // its tenant's slot (hedge/tenant_table.h)
+  const int tenant;        // its tenant's slot (hedge/tenants/tenant_table.h)
   Permit tenant_permit;    // the slot's share of max_requests
   const absl::Time admitted;
   const absl::Time deadline;

@@ -38,23 +38,23 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "hedge/admission_limits.h"
-#include "hedge/circuit_breaker.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
+#include "hedge/health/circuit_breaker.h"
 #include "hedge/health/give_up_point.h"
 #include "hedge/health/replica_load.h"
-#include "hedge/hedge_budget.h"
-#include "hedge/hedge_delay.h"
-#include "hedge/replica_picker.h"
-#include "hedge/retry_budget.h"
-#include "hedge/tenant_credits.h"
-#include "hedge/tenant_payoff.h"
+#include "hedge/health/replica_picker.h"
+#include "hedge/policy/admission_limits.h"
+#include "hedge/policy/hedge_budget.h"
+#include "hedge/policy/hedge_delay.h"
+#include "hedge/policy/retry_budget.h"
+#include "hedge/tenants/tenant_credits.h"
+#include "hedge/tenants/tenant_payoff.h"
+#include "hedge/transport/curl/http_attempt.h"
+#include "hedge/transport/curl/warm_connections.h"
 #include "hedge/transport/engine.h"
 #include "hedge/transport/engine_counters.h"
 #include "hedge/transport/engine_snapshot.h"
-#include "hedge/transport/http_attempt.h"
-#include "hedge/transport/warm_connections.h"
 
 namespace tailgate::hedge::transport {
 
@@ -101,7 +101,7 @@ class Upstream {
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return *budget_; }
   RetryBudget& retry_budget() { return *retry_budget_; }
-  // Each tenant's own share of budget() (hedge/tenant_credits.h); null
+  // Each tenant's own share of budget() (hedge/tenants/tenant_credits.h); null
   // when tenant_share is 1 (no per-tenant limit).
   TenantCredits* tenant_credits() { return tenant_credits_.get(); }
   HedgeDelayPolicy& delay() { return *delay_; }

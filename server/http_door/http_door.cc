@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/http_door/http_door_impl.h"
-#include "server/listen_socket.h"
-#include "server/loop_guest.h"
+#include "server/net/listen_socket.h"
+#include "server/net/loop_guest.h"
 
 namespace tailgate::server::http_door {
 namespace {

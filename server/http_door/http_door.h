@@ -49,9 +49,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/listen_address.h"
-#include "server/accept_backoff.h"
-#include "server/read_admission.h"
+#include "server/net/accept_backoff.h"
+#include "server/net/listen_address.h"
+#include "server/read/read_admission.h"
 
 namespace tailgate::server::http_door {
 

@@ -44,12 +44,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "hedge/sync/thread_checker.h"
-#include "server/accept_backoff.h"
 #include "server/http_door/http_door.h"
 #include "server/http_door/http_mapping.h"
-#include "server/listen_address.h"
-#include "server/loop_guest.h"
-#include "server/read_admission.h"
+#include "server/net/accept_backoff.h"
+#include "server/net/listen_address.h"
+#include "server/net/loop_guest.h"
+#include "server/read/read_admission.h"
 
 namespace tailgate::server::http_door {
 

@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "hedge/tenant_table.h"
-#include "server/flag_values.h"
+#include "flags/flag_values.h"
+#include "hedge/tenants/tenant_table.h"
 
 namespace tailgate::server::http_door {
 namespace {

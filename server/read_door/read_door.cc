@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/listen_socket.h"
-#include "server/loop_guest.h"
+#include "server/net/listen_socket.h"
+#include "server/net/loop_guest.h"
 #include "server/read_door/read_door_impl.h"
 
 namespace tailgate::server::read_door {

@@ -47,10 +47,10 @@
 #include "absl/time/time.h"
 #include "hedge/sync/thread_checker.h"
 #include "hedge/transport/engine.h"
-#include "server/accept_backoff.h"
-#include "server/listen_address.h"
-#include "server/loop_guest.h"
-#include "server/read_admission.h"
+#include "server/net/accept_backoff.h"
+#include "server/net/listen_address.h"
+#include "server/net/loop_guest.h"
+#include "server/read/read_admission.h"
 #include "server/read_door/read_door.h"
 
 namespace tailgate::server::read_door {

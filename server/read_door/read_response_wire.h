@@ -1,6 +1,6 @@
 // The ReadResponse wire encoding of an engine's answer, written straight
 // from the EngineResponse: the same bytes a tailgate.v1.ReadResponse filled
-// by FillReadResponse (server/read_descriptor.h) parses back to, without
+// by FillReadResponse (server/read/read_descriptor.h) parses back to, without
 // building that message (about 25 allocations a read for a typical answer
 // with seven headers, and its destruction). Field numbers are those of
 // proto/tailgate/v1/tailgate.proto; read_response_wire_test checks the

@@ -5,7 +5,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
-#include "server/read_descriptor.h"
+#include "server/read/read_descriptor.h"
 
 namespace tailgate::server::read_door {
 namespace {

@@ -11,8 +11,8 @@
 //
 // tailgate_contract_e2e_test.cc (EveryInvalidArgumentClassNamesTheField)
 // has one plain case per INVALID_ARGUMENT class; these are the attacks.
-// //hedge/hygiene:hygiene_fuzzer and //server:read_descriptor_fuzzer cover the
-// same functions with generated inputs.
+// //hedge/hygiene:hygiene_fuzzer and //server/read:read_descriptor_fuzzer
+// cover the same functions with generated inputs.
 
 #include <grpcpp/grpcpp.h>
 

@@ -1,6 +1,6 @@
 // The faults of the fault-injection suite and what Tailgate is documented
 // to do about each (README.md "gRPC status codes"; the request lifecycle in
-// hedge/read_decision.h).
+// hedge/decision/read_decision.h).
 //
 // A FaultCase names one way a replica misbehaves and the outcome the suite
 // expects: how replica health judges the faulty replica's attempts, and

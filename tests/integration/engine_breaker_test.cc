@@ -5,16 +5,16 @@
 //
 // Ejection times are crossed with a FakeClock (the engine reads all its
 // time from it), so no test waits for one. Stale tickets (an outcome from
-// before a transition) are covered by hedge/circuit_breaker_test.cc: with
-// two replicas, reads avoid one that has an attempt in flight, so they
-// cannot be staged here reliably.
+// before a transition) are covered by
+// hedge/health/circuit_breaker_test.cc: with two replicas, reads avoid one
+// that has an attempt in flight, so they cannot be staged here reliably.
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "hedge/circuit_breaker.h"
+#include "hedge/health/circuit_breaker.h"
 #include "tests/fake_clock.h"
 #include "tests/integration/engine_fixture.h"
 

@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "hedge/circuit_breaker.h"
+#include "hedge/health/circuit_breaker.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {

@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "hedge/tenant_table.h"
+#include "hedge/tenants/tenant_table.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {

@@ -19,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "hedge/config/field_error.h"
+#include "hedge/errors/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 #include "tests/integration/engine_fixture.h"
 #include "tests/integration/nginx_replica.h"

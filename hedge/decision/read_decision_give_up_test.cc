@@ -1,0 +1,281 @@
+// ReadDecision with a give-up point: a primary still alone at give_up_after
+// gets a fallback on the retry budget and races it (losing to it is a
+// failure of its replica); with no fallback to be had it goes on. A loser that
+// ran past the give-up point lost by hanging and is blamed; the caller's cancel
+// never blames.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "hedge/decision/read_decision.h"
+#include "hedge/decision/testing_actions.h"
+#include "hedge/decision/testing_replicas.h"
+
+namespace tailgate::hedge {
+namespace {
+
+const absl::Time kT0 = absl::UnixEpoch() + absl::Hours(1);
+absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
+
+constexpr absl::Duration kDelay = absl::Milliseconds(25);
+constexpr absl::Duration kGiveUp = absl::Milliseconds(100);
+
+std::string Describe(const Actions& actions) {
+  return DescribeActions(actions, kT0);
+}
+
+class ReadDecisionGiveUpTest : public ::testing::Test {
+ protected:
+  // The retry budget earns a whole credit per admission and has no floor:
+  // it holds the `retry_credits` deposited here. The hedge budget holds
+  // `hedge_burst` credits.
+  void Configure(int retry_credits = 100, double hedge_burst = 0,
+                 size_t replicas = 2) {
+    replicas_ = std::make_unique<TestReplicas>(replicas);
+    budget_ =
+        std::make_unique<HedgeBudget>(HedgeBudgetConfig{0.5, hedge_burst});
+    retry_budget_ = std::make_unique<RetryBudget>(
+        RetryBudgetConfig{1, 0, absl::Seconds(10)});
+    for (int i = 0; i < retry_credits; ++i) retry_budget_->OnAdmission(kT0);
+  }
+
+  void SetUp() override { Configure(); }
+  void TearDown() override {
+    for (const auto& read : reads_) EXPECT_TRUE(read->finished());
+    EXPECT_EQ(limits_.attempts().in_use(), 0);
+  }
+
+  ReadDecision& NewRead(bool hedge_disabled = false) {
+    ReadOptions options;
+    options.hedge_disabled = hedge_disabled;
+    options.hedge_delay = kDelay;
+    options.give_up_after = kGiveUp;
+    reads_.push_back(std::make_unique<ReadDecision>(
+        ReadPolicy{replicas_->picker(), budget_.get(), retry_budget_.get(),
+                   &limits_},
+        options));
+    return *reads_.back();
+  }
+
+  CircuitSnapshot replica(size_t index, absl::Time now) {
+    return replicas_->breaker(index).Snapshot(now);
+  }
+
+  std::unique_ptr<TestReplicas> replicas_;
+  std::unique_ptr<HedgeBudget> budget_;
+  std::unique_ptr<RetryBudget> retry_budget_;
+  AdmissionLimits limits_{AdmissionConfig{100, 100}};
+  std::vector<std::unique_ptr<ReadDecision>> reads_;
+};
+
+TEST_F(ReadDecisionGiveUpTest, StartArmsTheGiveUpTimer) {
+  ReadDecision& read = NewRead();
+  EXPECT_EQ(Describe(read.Start(At(0))),
+            "launch a0 r0 primary, arm +25ms, give-up +100ms");
+  read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(5));
+  // A timer that fires after the read finished does nothing.
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "");
+}
+
+TEST_F(ReadDecisionGiveUpTest, GiveUpLaunchesAFallbackThatRacesThePrimary) {
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))),
+            "launch a1 r1 fallback, gave-up a0");
+  EXPECT_EQ(read.kind(1), AttemptKind::kFallback);
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
+  EXPECT_EQ(limits_.attempts().in_use(), 2);  // the primary is not cut
+  // Nothing is on record yet: the race decides.
+  EXPECT_EQ(replica(0, At(100)).window_outcomes, 0);
+  EXPECT_FALSE(read.finished());
+  EXPECT_EQ(Describe(read.OnHedgeTimer(At(125))), "");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(200))), "");
+  // The fallback wins: the primary lost its race past the give-up point,
+  // a failure of its replica.
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(130))),
+            "fail a0, finish a1");
+  const CircuitSnapshot primary = replica(0, At(130));
+  EXPECT_EQ(primary.consecutive_failures, 1);
+  EXPECT_EQ(primary.window_failures, 1);
+  EXPECT_EQ(replica(1, At(130)).window_outcomes, 1);
+  EXPECT_EQ(replica(1, At(130)).window_failures, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, APrimaryGivenUpOnMayStillAnswer) {
+  // The fallback fails (its replica just went down): the slow primary,
+  // still in flight, answers the read.
+  ReadDecision& read = NewRead(/*hedge_disabled=*/true);
+  read.Start(At(0));
+  read.OnGiveUp(At(100));
+  EXPECT_EQ(
+      Describe(read.OnAttemptDone(1, AttemptOutcome::kTransportError, At(101))),
+      "");
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(140))),
+            "finish a0");
+  EXPECT_EQ(replica(0, At(140)).window_failures, 0);
+  EXPECT_EQ(replica(1, At(140)).window_failures, 1);
+  // Both fail: the read fails as any read whose attempts all failed.
+  ReadDecision& other = NewRead(/*hedge_disabled=*/true);
+  other.Start(At(200));
+  other.OnGiveUp(At(300));
+  other.OnAttemptDone(1, AttemptOutcome::kTransportError, At(310));
+  EXPECT_EQ(Describe(other.OnAttemptDone(0, AttemptOutcome::kTransportError,
+                                         At(320))),
+            "finish upstream_failure");
+}
+
+TEST_F(ReadDecisionGiveUpTest, WithoutRetryCreditThePrimaryGoesOn) {
+  Configure(/*retry_credits=*/0);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "skip no_retry_budget");
+  EXPECT_FALSE(read.finished());
+  EXPECT_EQ(read.attempts_launched(), 1);
+  EXPECT_EQ(limits_.attempts().in_use(), 1);
+  EXPECT_EQ(replica(0, At(100)).window_outcomes, 0);  // nothing blamed
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(150))),
+            "finish a0");
+  EXPECT_EQ(replica(0, At(150)).window_failures, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, PrimaryFailingAfterASkippedGiveUpFallsBack) {
+  Configure(/*retry_credits=*/0);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  ASSERT_EQ(Describe(read.OnGiveUp(At(100))), "skip no_retry_budget");
+  retry_budget_->OnAdmission(At(120));  // a credit comes back
+  EXPECT_EQ(
+      Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(150))),
+      "launch a1 r1 fallback");
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(160))),
+            "finish a1");
+}
+
+TEST_F(ReadDecisionGiveUpTest, WithoutAnotherReplicaThePrimaryGoesOn) {
+  Configure(100, 0, /*replicas=*/1);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "skip no_replica");
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(300))),
+            "finish a0");
+  EXPECT_EQ(replica(0, At(300)).window_failures, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, HedgeInFlightIsLeftToRace) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "launch a1 r1 hedge");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "");
+  EXPECT_EQ(limits_.attempts().in_use(), 2);
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(replica(0, At(100)).window_outcomes, 0);
+  read.OnCancel(At(110));
+}
+
+TEST_F(ReadDecisionGiveUpTest, FallbackInFlightIsNotReplacedAgain) {
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  ASSERT_EQ(
+      Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(10))),
+      "launch a1 r1 fallback");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "");
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
+  read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(150));
+}
+
+TEST_F(ReadDecisionGiveUpTest, HedgeBeatingAPrimaryPastGiveUpBlamesIt) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  read.OnGiveUp(At(100));
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(130))),
+            "fail a0, finish a1");
+  EXPECT_EQ(replica(0, At(130)).consecutive_failures, 1);
+  EXPECT_EQ(replica(1, At(130)).window_failures, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, HedgeBeatingAPrimaryBeforeGiveUpBlamesNothing) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(99))),
+            "cancel a0, finish a1");
+  EXPECT_EQ(replica(0, At(99)).window_outcomes, 0);
+  // At the give-up point exactly it has had its chance.
+  ReadDecision& at_point = NewRead();
+  at_point.Start(At(200));
+  at_point.OnHedgeTimer(At(225));
+  EXPECT_EQ(
+      Describe(at_point.OnAttemptDone(1, AttemptOutcome::kSuccess, At(300))),
+      "fail a0, finish a1");
+}
+
+TEST_F(ReadDecisionGiveUpTest, PrimaryBeatingALateHedgeBlamesOnlyByAge) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead();
+  read.Start(At(0));
+  read.OnHedgeTimer(At(25));
+  // The primary wins at 120 ms: the hedge had run 95 ms, short of the
+  // give-up point.
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(120))),
+            "cancel a1, finish a0");
+  EXPECT_EQ(replica(1, At(120)).window_outcomes, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, CallerCancelAndDeadlineNeverBlame) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& cancelled = NewRead();
+  cancelled.Start(At(0));
+  cancelled.OnHedgeTimer(At(25));
+  cancelled.OnGiveUp(At(100));
+  EXPECT_EQ(Describe(cancelled.OnCancel(At(500))),
+            "cancel a0, cancel a1, finish cancelled");
+
+  ReadDecision& deadline = NewRead();
+  deadline.Start(At(1000));
+  deadline.OnHedgeTimer(At(1025));
+  deadline.OnGiveUp(At(1100));
+  EXPECT_EQ(Describe(deadline.OnDeadline(At(1500), DeadlineSource::kCaller)),
+            "cancel a0, cancel a1, finish deadline_exceeded");
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(replica(i, At(1500)).window_outcomes, 0) << i;
+  }
+}
+
+TEST_F(ReadDecisionGiveUpTest, HedgeDisabledReadsStillGiveUp) {
+  ReadDecision& read = NewRead(/*hedge_disabled=*/true);
+  EXPECT_EQ(Describe(read.Start(At(0))),
+            "launch a0 r0 primary, give-up +100ms");
+  EXPECT_EQ(Describe(read.OnHedgeTimer(At(25))), "");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))),
+            "launch a1 r1 fallback, gave-up a0");
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(120))),
+            "fail a0, finish a1");
+  EXPECT_EQ(replica(0, At(120)).consecutive_failures, 1);
+}
+
+TEST_F(ReadDecisionGiveUpTest, NoGiveUpPointNoTimer) {
+  ReadOptions options;
+  options.hedge_delay = kDelay;
+  ReadDecision read(ReadPolicy{replicas_->picker(), budget_.get(),
+                               retry_budget_.get(), &limits_},
+                    options);
+  EXPECT_EQ(Describe(read.Start(At(0))), "launch a0 r0 primary, arm +25ms");
+  read.OnHedgeTimer(At(25));
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(900))),
+            "finish a0");
+  EXPECT_EQ(replica(0, At(900)).window_failures, 0);
+}
+
+}  // namespace
+}  // namespace tailgate::hedge

@@ -1,0 +1,194 @@
+#include "hedge/health/replica_picker.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/base/macros.h"
+#include "absl/container/inlined_vector.h"
+
+namespace tailgate::hedge {
+namespace {
+
+// splitmix64: a well-mixed 64-bit value from a counter.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
+                             absl::Span<ReplicaLoad* const> loads,
+                             double max_ejected_share)
+    : breakers_(breakers.begin(), breakers.end()),
+      loads_(loads.begin(), loads.end()),
+      max_ejected_share_(max_ejected_share),
+      retired_(new std::atomic<bool>[breakers.size()]) {
+  for (size_t i = 0; i < breakers_.size(); ++i) retired_[i] = false;
+  ABSL_ASSERT(!breakers_.empty());
+  ABSL_ASSERT(loads_.size() == breakers_.size());
+  for (size_t i = 0; i < breakers_.size(); ++i) {
+    ABSL_ASSERT(breakers_[i] != nullptr && loads_[i] != nullptr);
+  }
+}
+
+double ReplicaPicker::Draw() {
+  const uint64_t bits =
+      Mix(draws_.fetch_add(1, std::memory_order_relaxed)) >> 11;
+  return static_cast<double>(bits) * 0x1.0p-53;
+}
+
+bool ReplicaPicker::Candidate(size_t replica, absl::Time now) {
+  if (Retired(replica)) return false;
+  const double weight = breakers_[replica]->Weight(now);
+  if (weight <= 0) return false;
+  return weight >= 1 || Draw() < weight;
+}
+
+std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
+  const size_t n = breakers_.size();
+  const uint64_t turn = next_start_.fetch_add(1, std::memory_order_relaxed);
+  absl::InlinedVector<size_t, 8> candidates;
+  for (size_t replica = 0; replica < n; ++replica) {
+    if (Candidate(replica, now)) candidates.push_back(replica);
+  }
+  if (candidates.empty()) {
+    // Every serving replica lost its weight draw: take any that serves.
+    for (size_t i = 0; i < n; ++i) {
+      const size_t replica = (turn + i) % n;
+      if (!Retired(replica) && breakers_[replica]->IsEligible(now)) {
+        candidates.push_back(replica);
+        break;
+      }
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  // The rotation runs over the candidates, not over every replica: with
+  // one of three ejected, the other two alternate.
+  const size_t first = turn % candidates.size();
+  size_t chosen = candidates[first];
+  if (candidates.size() > 1) {
+    const size_t offset =
+        1 + static_cast<size_t>(Draw() * (candidates.size() - 1));
+    const size_t other = candidates[(first + offset) % candidates.size()];
+    if (loads_[other]->Cost(now) * kTolerance < loads_[chosen]->Cost(now)) {
+      chosen = other;
+    }
+  }
+  if (std::optional<CircuitTicket> ticket =
+          breakers_[chosen]->TryAcquire(now)) {
+    return ReplicaPick{chosen, *ticket};
+  }
+  // Ejected since the scan: any other that serves.
+  for (size_t replica : candidates) {
+    if (std::optional<CircuitTicket> ticket =
+            breakers_[replica]->TryAcquire(now)) {
+      return ReplicaPick{replica, *ticket};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
+                                                        absl::Time now) {
+  const size_t n = breakers_.size();
+  std::optional<size_t> best;
+  double best_cost = 0;
+  for (size_t i = 1; i < n; ++i) {
+    const size_t replica = (exclude + i) % n;
+    if (Retired(replica) || !breakers_[replica]->IsEligible(now)) continue;
+    const double cost = loads_[replica]->Cost(now);
+    if (!best.has_value() || cost * kTolerance < best_cost) {
+      best = replica;
+      best_cost = cost;
+    }
+  }
+  if (!best.has_value()) return std::nullopt;
+  if (std::optional<CircuitTicket> ticket = breakers_[*best]->TryAcquire(now)) {
+    return ReplicaPick{*best, *ticket};
+  }
+  return std::nullopt;
+}
+
+bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
+  const size_t n = breakers_.size();
+  for (size_t i = 1; i < n; ++i) {
+    const size_t replica = (exclude + i) % n;
+    if (!Retired(replica) && breakers_[replica]->IsEligible(now)) return true;
+  }
+  return false;
+}
+
+void ReplicaPicker::OnSuccess(size_t replica, const CircuitTicket& ticket,
+                              absl::Time now) {
+  breakers_[replica]->OnSuccess(ticket, now);
+}
+
+void ReplicaPicker::OnFailure(size_t replica, const CircuitTicket& ticket,
+                              absl::Time now) {
+  breakers_[replica]->OnFailure(ticket, now);
+  if (!ticket.probe) MaybeEject(replica, now);
+}
+
+void ReplicaPicker::OnCancel(size_t replica, const CircuitTicket& ticket) {
+  breakers_[replica]->OnCancel(ticket);
+}
+
+void ReplicaPicker::MaybeEject(size_t replica, absl::Time now) {
+  CircuitBreaker& sick = *breakers_[replica];
+  if (!sick.WantsEjection(now).has_value() || max_ejected_share_ <= 0) return;
+  MutexLock lock(&eject_mu_);
+  const std::optional<EjectReason> reason = sick.WantsEjection(now);
+  if (!reason.has_value()) return;  // decided by another thread meanwhile
+  const double rate = sick.FailureRate(now);
+  size_t live = 0;
+  size_t out = 0;  // ejected or probing
+  bool healthier_peer = false;
+  for (size_t i = 0; i < breakers_.size(); ++i) {
+    if (Retired(i)) continue;
+    ++live;
+    if (i == replica) continue;
+    const CircuitBreaker& peer = *breakers_[i];
+    if (!peer.IsEligible(now)) {
+      ++out;
+      continue;
+    }
+    if (!peer.WantsEjection(now).has_value() &&
+        peer.FailureRate(now) <= rate / 2) {
+      healthier_peer = true;
+    }
+  }
+  const size_t cap = std::max<size_t>(
+      1, static_cast<size_t>(std::floor(max_ejected_share_ * live)));
+  if (!healthier_peer || out + 1 > cap || out + 1 >= live) return;
+  sick.Eject(now, *reason);
+}
+
+std::optional<ReplicaPick> ReplicaPicker::TakeProbe(absl::Time now) {
+  for (size_t i = 0; i < breakers_.size(); ++i) {
+    if (Retired(i)) continue;
+    if (std::optional<CircuitTicket> ticket =
+            breakers_[i]->TryAcquireProbe(now)) {
+      return ReplicaPick{i, *ticket};
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Time ReplicaPicker::NextProbeDue(absl::Time now) const {
+  absl::Time due = absl::InfiniteFuture();
+  for (size_t i = 0; i < breakers_.size(); ++i) {
+    if (Retired(i)) continue;
+    if (breakers_[i]->WantsProbe(now)) return now;
+    due = std::min(due, breakers_[i]->ejected_until());
+  }
+  return due;
+}
+
+void ReplicaPicker::Retire(size_t replica) {
+  retired_[replica].store(true, std::memory_order_release);
+}
+
+}  // namespace tailgate::hedge

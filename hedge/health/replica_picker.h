@@ -1,0 +1,124 @@
+// ReplicaPicker: chooses the replica for each attempt, and applies the
+// set's guard rails to ejections.
+//
+// Primaries go by power of two choices over ReplicaLoad's cost: candidate
+// A is the next in a rotation over the serving replicas, one step per
+// read; candidate B is another serving replica drawn at random; B is taken
+// only when its cost is below A's by more than kTolerance, so replicas
+// that cost about the same are taken in rotation (equal replicas stay
+// balanced exactly), and a slow, busy or hung one gets the share its cost
+// earns. A replica ramping up after an ejection (CircuitBreaker::Weight)
+// is a candidate with probability equal to its weight. The extra attempt
+// (hedge or fallback) goes to the cheapest serving replica other than the
+// primary's; on a tie within kTolerance, the first after the primary's.
+// A retired replica (one that left its set while reads of the old set are
+// in flight) is never picked again.
+//
+// Outcomes go through the picker (OnSuccess, OnFailure, OnCancel) so that
+// an ejection the replica's breaker wants passes the set's guard rails:
+//  - at most max(1, floor(max_ejected_share * replicas)) ejected (or
+//    probing) at once, none when the share is 0, and never the last
+//    serving replica;
+//  - only when another serving replica is clearly healthier (its failure
+//    rate at most half this one's, and no ejection wanted): when every
+//    replica fails alike — every replica slowed down, or a bad deploy
+//    everywhere — ejecting would only move the load, and nothing is
+//    ejected.
+//
+// Probes: TakeProbe hands out the probe ticket of a replica whose
+// ejection is over (the caller sends a probe on the side, never a user's
+// only attempt); NextProbeDue says when one will want it.
+//
+// Thread safety: safe from any thread. The breakers and loads are not
+// owned and must outlive the picker.
+
+#ifndef TAILGATE_HEDGE_HEALTH_REPLICA_PICKER_H_
+#define TAILGATE_HEDGE_HEALTH_REPLICA_PICKER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "hedge/health/circuit_breaker.h"
+#include "hedge/health/replica_load.h"
+#include "hedge/sync/mutex.h"
+
+namespace tailgate::hedge {
+
+struct ReplicaPick {
+  size_t replica = 0;  // index into the breakers given at construction
+  CircuitTicket ticket;
+};
+
+class ReplicaPicker {
+ public:
+  // How much cheaper candidate B must be to be taken over A.
+  static constexpr double kTolerance = 1.5;
+
+  // REQUIRES: !breakers.empty(); loads.size() == breakers.size(); no null
+  // entries; max_ejected_share in [0, 1].
+  ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
+                absl::Span<ReplicaLoad* const> loads, double max_ejected_share);
+
+  ReplicaPicker(const ReplicaPicker&) = delete;
+  ReplicaPicker& operator=(const ReplicaPicker&) = delete;
+
+  // Advances the rotation and chooses as above. nullopt when no replica
+  // serves.
+  std::optional<ReplicaPick> PickPrimary(absl::Time now);
+
+  // The cheapest serving replica other than `exclude`, or nullopt.
+  // REQUIRES: exclude < size()
+  std::optional<ReplicaPick> PickAlternate(size_t exclude, absl::Time now);
+
+  // True when PickAlternate(exclude, now) would succeed if nothing else
+  // changed in between; takes no ticket.
+  // REQUIRES: exclude < size()
+  bool HasAlternate(size_t exclude, absl::Time now) const;
+
+  // Outcome reports for a ticket of `replica`'s (see CircuitBreaker).
+  void OnSuccess(size_t replica, const CircuitTicket& ticket, absl::Time now);
+  void OnFailure(size_t replica, const CircuitTicket& ticket, absl::Time now);
+  void OnCancel(size_t replica, const CircuitTicket& ticket);
+
+  // A replica that wants a probe, with its probe ticket; nullopt if none.
+  std::optional<ReplicaPick> TakeProbe(absl::Time now);
+  // The earliest time a replica will want a probe (now or earlier when
+  // one does; InfiniteFuture when none is ejected).
+  absl::Time NextProbeDue(absl::Time now) const;
+
+  // No scan returns `replica` from now on; attempts already on it go on.
+  // REQUIRES: replica < size()
+  void Retire(size_t replica);
+
+  size_t size() const { return breakers_.size(); }
+  CircuitBreaker& breaker(size_t replica) const { return *breakers_[replica]; }
+  ReplicaLoad& load(size_t replica) const { return *loads_[replica]; }
+
+ private:
+  bool Retired(size_t replica) const {
+    return retired_[replica].load(std::memory_order_acquire);
+  }
+  // Serving, not retired, and (while ramping up) drawn by its weight.
+  bool Candidate(size_t replica, absl::Time now);
+  // A number in [0, 1) from the draw sequence.
+  double Draw();
+  void MaybeEject(size_t replica, absl::Time now);
+
+  const std::vector<CircuitBreaker*> breakers_;
+  const std::vector<ReplicaLoad*> loads_;
+  const double max_ejected_share_;
+  const std::unique_ptr<std::atomic<bool>[]> retired_;  // by replica
+  std::atomic<uint64_t> next_start_{0};
+  std::atomic<uint64_t> draws_{0};
+  Mutex eject_mu_;  // one ejection decision at a time in the set
+};
+
+}  // namespace tailgate::hedge
+
+#endif  // TAILGATE_HEDGE_HEALTH_REPLICA_PICKER_H_

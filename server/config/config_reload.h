@@ -1,0 +1,84 @@
+// ConfigReloader: reads the --config file again and applies it to the
+// running sidecar (on SIGHUP, and when ConfigFileWatch sees it change).
+//
+// A reload parses and checks the file exactly as start-up does, with the
+// command line's flags over it as at start-up, so a bad file gets the
+// same one-line error (FILE:LINE:COLUMN: field: problem). Then:
+//  - rejected (a bad file, or upstreams the running engine-wide limits
+//    refuse): logged as event=config_reload result=rejected with that
+//    line, counted, and nothing changes;
+//  - ok: the upstreams — every replica set with its replicas and policy —
+//    replace the running ones at once (Engine::SetUpstreams: reads in
+//    flight finish on the sets they started with; state of what persists
+//    is kept); logged as event=config_reload result=ok, counted.
+// Listeners and global limits are read at start-up only: when the new
+// file changes any, event=config_reload_needs_restart names them (fields=
+// listen,max_requests...) and they keep their running values.
+//
+// Thread safety: Reload and Counts are safe from any thread; reloads are
+// serialised (mu_).
+
+#ifndef TAILGATE_SERVER_CONFIG_CONFIG_RELOAD_H_
+#define TAILGATE_SERVER_CONFIG_CONFIG_RELOAD_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "hedge/sync/mutex.h"
+#include "hedge/transport/engine.h"
+#include "server/config/config_file.h"
+#include "server/config/server_config.h"
+#include "server/observability/log.h"
+#include "server/observability/metrics.h"
+
+namespace tailgate::server {
+
+class ConfigReloader {
+ public:
+  // `command_line` holds the flags as given (RawFlagsFromCommandLine, with
+  // `config` naming the file), `on_command_line` which of them were
+  // given, `running` the configuration the sidecar started with. `engine`
+  // and `log` must outlive the reloader.
+  ConfigReloader(RawFlags command_line, OnCommandLine on_command_line,
+                 const ServerConfig& running, hedge::Engine& engine,
+                 const Logger& log);
+
+  enum class Trigger {
+    kSignal,       // SIGHUP: always reloads
+    kFileChanged,  // ConfigFileWatch: a file whose bytes are those last
+                   // read is left alone (no log line, no count)
+  };
+  void Reload(Trigger trigger) ABSL_LOCKS_EXCLUDED(mu_);
+
+  ReloadSnapshot Counts() const;
+
+  // The global settings `next` changes from `running`, by field name: what
+  // a reload cannot apply.
+  static std::vector<std::string> NeedsRestart(const ServerConfig& running,
+                                               const ServerConfig& next);
+
+ private:
+  // The reason a reload of `text` is refused, or OK after it applied it.
+  absl::Status Apply(const std::string& text)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Constant after construction.
+  const RawFlags command_line_;
+  const OnCommandLine on_command_line_;
+  const ServerConfig running_;
+  hedge::Engine& engine_;
+  const Logger& log_;
+
+  hedge::Mutex mu_;
+  std::string last_text_ ABSL_GUARDED_BY(mu_);  // the file as last read
+  std::atomic<uint64_t> ok_{0};
+  std::atomic<uint64_t> rejected_{0};
+};
+
+}  // namespace tailgate::server
+
+#endif  // TAILGATE_SERVER_CONFIG_CONFIG_RELOAD_H_
