@@ -61,7 +61,7 @@
 #include "server/process/sched_policy.h"
 #include "server/process/termination_signals.h"
 #include "server/read/drain.h"
-#include "server/read/read_admission.h"
+#include "server/read/read_call.h"
 #include "server/read/rejections.h"
 #include "server/read/response_memory.h"
 #include "server/read/stalled_calls.h"
@@ -268,7 +268,7 @@ std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
 // the door's.
 absl::StatusOr<GrpcListener> StartLoopFront(
     const ServerConfig& config, const GrpcServerLimits& limits,
-    grpc::Service& read_service, ReadAdmission& admission,
+    grpc::Service& read_service, ReadCore& core,
     std::unique_ptr<read_door::ReadDoor>& door) {
   absl::StatusOr<std::unique_ptr<grpc::Server>> server =
       BuildGrpcServer({&read_service}, limits);
@@ -290,7 +290,7 @@ absl::StatusOr<GrpcListener> StartLoopFront(
                  grpc::AddInsecureChannelFromFd(relayed_to, fd);
                  return absl::OkStatus();
                }},
-          admission);
+          core);
   if (!started.ok()) {
     listener.server->Shutdown();
     return started.status();
@@ -362,8 +362,11 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
         engine.ReleaseIdleMemory();
         malloc_trim(0);
       });
-  ReadService read_service(**engine, config.engine.timeout, gate, rejections,
-                           response_memory, stalled_calls);
+  // Every door's reads go through this one core (server/read/read_call.h).
+  ReadCore read_core(**engine, gate, rejections, response_memory,
+                     {.timeout = config.engine.timeout,
+                      .send_timeout = config.send_timeout});
+  ReadService read_service(read_core, stalled_calls);
   // With --config: reloads on SIGHUP and when the file changes.
   std::unique_ptr<ConfigReloader> reloader;
   std::unique_ptr<ConfigFileWatch> watch;
@@ -402,15 +405,13 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
       .quota = &grpc_quota};
   // The loop front on --listen: Read on the engine's loop, every other call
   // relayed to the gRPC server, which then has no listener of its own.
-  ReadAdmission listen_admission(**engine, config.engine.timeout, gate,
-                                 rejections, response_memory);
   std::unique_ptr<read_door::ReadDoor> listen_door;
   absl::StatusOr<GrpcListener> reads;
   if (config.listen_front == ListenFront::kGrpc) {
     reads = StartGrpcServer(config.listen, {&read_service}, listen_limits);
   } else {
     reads = StartLoopFront(config, listen_limits, read_service,
-                           listen_admission, listen_door);
+                           read_core, listen_door);
   }
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
   SetReadServing(*reads->server, true);
@@ -447,8 +448,6 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
            {{"service", "metrics"}, {"addr", (*http)->address().ToString()}});
 
   // The plain-HTTP door: the same admission steps and engine as HedgedRead.
-  ReadAdmission http_admission(**engine, config.engine.timeout, gate,
-                               rejections, response_memory);
   std::unique_ptr<http_door::HttpDoor> http_door;
   if (config.http_listen.has_value()) {
     absl::StatusOr<std::unique_ptr<http_door::HttpDoor>> door =
@@ -457,7 +456,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
              .max_connections = connections.http,
              .header_timeout = config.http_header_timeout,
              .accept_failed = AcceptFailureLog(log, "http")},
-            http_admission);
+            read_core);
     if (!door.ok()) return Fatal(log, "http_listen", door.status());
     http_door = *std::move(door);
     log.Info("listening",
@@ -465,8 +464,6 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   }
 
   // The read door: HedgedRead.Read on the engine's loop thread.
-  ReadAdmission read_admission(**engine, config.engine.timeout, gate,
-                               rejections, response_memory);
   std::unique_ptr<read_door::ReadDoor> read_door;
   if (config.read_listen.has_value()) {
     absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> door =
@@ -478,7 +475,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
              .max_request_bytes = config.max_grpc_memory_bytes,
              .accept_failed = AcceptFailureLog(log, "read"),
              .refused = ConnectionRefusedLog(log, "read")},
-            read_admission);
+            read_core);
     if (!door.ok()) return Fatal(log, "read_listen", door.status());
     read_door = *std::move(door);
     log.Info("listening",

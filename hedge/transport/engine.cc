@@ -30,11 +30,13 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
                                             ReadCallback done) {
   std::shared_ptr<Upstream> upstream = upstreams_.Find(request.upstream);
   if (upstream == nullptr) {
-    return absl::NotFoundError(
+    return ReadFailureStatus(
+        ReadFailure::kUnknownUpstream,
         absl::StrCat("unknown upstream \"", request.upstream, "\""));
   }
   if (upstream->size() == 0) {
-    return absl::UnavailableError(
+    return ReadFailureStatus(
+        ReadFailure::kNoAddress,
         absl::StrCat("upstream \"", request.upstream,
                      "\" has no replica: its names resolved to no address"));
   }
@@ -44,7 +46,8 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   if (!permit.has_value()) {
     Bump(counters_.rejected_overloaded);
     Bump(tenant_counters.rejected);
-    return absl::ResourceExhaustedError(
+    return ReadFailureStatus(
+        ReadFailure::kOverloaded,
         absl::StrCat("too many concurrent reads (max_requests=",
                      limits_.requests().capacity(), ")"));
   }
@@ -52,9 +55,11 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   if (!upstream_permit.has_value()) {
     Bump(counters_.rejected_overloaded);
     Bump(tenant_counters.rejected);
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "too many concurrent reads of upstream \"", request.upstream,
-        "\" (its max_requests=", upstream->max_requests(), ")"));
+    return ReadFailureStatus(
+        ReadFailure::kOverloaded,
+        absl::StrCat("too many concurrent reads of upstream \"",
+                     request.upstream,
+                     "\" (its max_requests=", upstream->max_requests(), ")"));
   }
   // Taken after the max_requests slots and given back before them (Finish),
   // so a tenant never holds more than the reads in flight: with a share
@@ -63,10 +68,13 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   if (!tenant_permit.has_value()) {
     Bump(counters_.rejected_tenant_share);
     Bump(tenant_counters.rejected);
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "tenant \"", request.tenant, "\" has its share of concurrent reads (",
-        tenants_.capacity(), ": tenant_share=", config_.tenant_share,
-        " of max_requests=", limits_.requests().capacity(), ")"));
+    return ReadFailureStatus(
+        ReadFailure::kOverloaded,
+        absl::StrCat("tenant \"", request.tenant,
+                     "\" has its share of concurrent reads (",
+                     tenants_.capacity(),
+                     ": tenant_share=", config_.tenant_share,
+                     " of max_requests=", limits_.requests().capacity(), ")"));
   }
   const absl::Time now = clock_.Now();
   const absl::Time timeout_deadline = now + upstream->timeout();
@@ -114,7 +122,8 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
       totals.requests.fetch_sub(1, std::memory_order_relaxed);
       tenant_counters.requests.fetch_sub(1, std::memory_order_relaxed);
       Bump(counters_.in_flight_requests, int64_t{-1});
-      return absl::UnavailableError(kShuttingDown);
+      return ReadFailureStatus(ReadFailure::kShuttingDown,
+                               kShuttingDownMessage);
     case ReadInbox::PushResult::kQueuedWakeUp:
       loop_.Wakeup();
       break;

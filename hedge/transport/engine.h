@@ -16,7 +16,8 @@
 // or still queued. The callback must not block: it runs on the thread that
 // drives every read.
 //
-// Status codes of a refusal or completion:
+// Every non-OK status of a refusal or completion carries its cause as a
+// hedge::ReadFailure (read_failure.h): map that, never the message. Codes:
 //   NOT_FOUND           unknown upstream (refusal)
 //   RESOURCE_EXHAUSTED  max_requests, or the upstream's own max_requests,
 //                       reached, or the read's tenant holds its
@@ -71,6 +72,7 @@
 #include "hedge/health/circuit_breaker.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine_snapshot.h"
+#include "hedge/transport/read_failure.h"
 
 struct event_base;  // libevent's
 

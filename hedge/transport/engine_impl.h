@@ -55,7 +55,6 @@ inline TimerKind TimerKindOf(uint64_t key) {
   return static_cast<TimerKind>(key & 3);
 }
 
-inline constexpr char kShuttingDown[] = "tailgate is shutting down";
 
 class EngineImpl final : public Engine, private CurlLoop::Callbacks {
  public:

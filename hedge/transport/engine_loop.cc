@@ -358,7 +358,8 @@ void EngineImpl::CompleteUnstarted(Read& read) {
   read.tenant_permit.Release();
   read.permit.Release();
   read.upstream_permit.Release();
-  read.done(absl::UnavailableError(kShuttingDown));
+  read.done(
+      ReadFailureStatus(ReadFailure::kShuttingDown, kShuttingDownMessage));
 }
 
 }  // namespace tailgate::hedge::transport

@@ -26,31 +26,39 @@ EngineResponse TakeResponse(Read& read, int winner, absl::Time now) {
 absl::Status ReadErrorStatus(ReadError error, const ErrorContext& context) {
   switch (error) {
     case ReadError::kOverloaded:
-      return absl::ResourceExhaustedError(
+      return ReadFailureStatus(
+          ReadFailure::kOverloaded,
           absl::StrCat("too many concurrent upstream attempts (max_attempts=",
                        context.max_attempts, ")"));
     case ReadError::kNoReplica:
-      return absl::UnavailableError(
-          "no replica available: every circuit is open");
+      return ReadFailureStatus(ReadFailure::kNoReplica,
+                               "no replica available: every circuit is open");
     case ReadError::kDeadlineExceeded:
       if (context.deadline_source == DeadlineSource::kCaller) {
-        return absl::DeadlineExceededError(
+        return ReadFailureStatus(
+            ReadFailure::kDeadlineExceeded,
             "the caller's deadline passed before a replica answered");
       }
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the sidecar's timeout (", absl::FormatDuration(context.timeout),
-          ") passed before a replica answered"));
+      return ReadFailureStatus(
+          ReadFailure::kDeadlineExceeded,
+          absl::StrCat("the sidecar's timeout (",
+                       absl::FormatDuration(context.timeout),
+                       ") passed before a replica answered"));
     case ReadError::kCancelled:
       if (context.stopping) {
-        return absl::UnavailableError("tailgate is shutting down");
+        return ReadFailureStatus(ReadFailure::kShuttingDown,
+                                 kShuttingDownMessage);
       }
-      return absl::CancelledError("read cancelled by the caller");
+      return ReadFailureStatus(ReadFailure::kCancelled,
+                               "read cancelled by the caller");
     case ReadError::kTooLarge:
-      return absl::ResourceExhaustedError(
+      return ReadFailureStatus(
+          ReadFailure::kTooLarge,
           absl::StrCat("response exceeds max_response_bytes (",
                        context.max_response_bytes, ")"));
     case ReadError::kUpstreamFailure:
-      return absl::UnavailableError("every attempt failed to reach a replica");
+      return ReadFailureStatus(ReadFailure::kUpstreamFailure,
+                               "every attempt failed to reach a replica");
   }
   return absl::InternalError("unknown read error");
 }

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/grpc/grpc_status.h"
-#include "server/read/read_admission.h"
 #include "server/read/read_descriptor.h"
 
 namespace tailgate::server {
@@ -30,54 +29,33 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::FromUnixSeconds(real.tv_sec) + absl::Nanoseconds(real.tv_nsec);
 }
 
-// A cancel this close to the call's deadline is the deadline's doing: the
-// client's copy of the deadline and the server's differ by the rounding of
-// grpc-timeout and the time the request took to arrive.
-constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
-
-// One admitted Read call. Created by the handler, finished exactly once
-// (by the handler when the engine refuses the read, else by the engine's
-// callback on its loop thread), deleted in OnDone.
+// One Read call. Created by the handler, finished exactly once (by the
+// handler when the read is refused, else by the read's completion on the
+// engine's loop thread), deleted in OnDone.
 class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
  public:
-  // REQUIRES: calls.admission.Admit() succeeded for this call. `call_deadline`: the call's, on the system clock.
-  ReadReactor(ReadService::Calls& calls,
-              grpc::CallbackServerContext* context,
-              v1::ReadResponse* response, absl::Time call_deadline)
-      : calls_(calls),
+  ReadReactor(ReadCore& core, StalledCalls& stalled,
+              grpc::CallbackServerContext* context, v1::ReadResponse* response)
+      : stalled_(stalled),
         context_(context),
         response_(response),
-        call_deadline_(call_deadline) {}
+        read_(core) {}
 
   // Called once, by the handler, before it returns the reactor. Until then
   // gRPC runs no reaction (OnCancel, OnDone) and defers a Finish, so the
-  // engine may complete the read on its loop thread before Submit returns.
-  void Submit(hedge::EngineRead read) {
-    absl::StatusOr<uint64_t> id = calls_.admission.Submit(
-        std::move(read), [this](absl::StatusOr<hedge::EngineResponse> result) {
-          Complete(std::move(result));
-        });
-    if (!id.ok()) {
-      FinishOnce(ToGrpcStatus(id.status()));
-      return;
-    }
-    read_id_ = *id;
+  // engine may complete the read on its loop thread before Start returns.
+  void Start(const v1::ReadRequest& request, absl::Time call_deadline) {
+    std::optional<ReadError> refused = read_.Start(
+        request, call_deadline,
+        [this](ReadOutcome outcome) { Complete(std::move(outcome)); });
+    if (refused.has_value()) FinishOnce(ToGrpcStatus(refused->status));
   }
 
-  // The engine answers the cancelled read (CANCELLED) through Complete.
-  // A cancel that comes with the call's deadline (the client library
-  // cancels when its deadline passes, gRPC when the server's copy does) is
-  // left to the engine's own deadline, at most kDeadlineCancelSlack away,
-  // so that the read is counted as a timeout, not as a caller's cancel.
-  void OnCancel() override {
-    if (!read_id_.has_value()) return;
-    if (absl::Now() >= call_deadline_ - kDeadlineCancelSlack) return;
-    calls_.admission.engine().Cancel(*read_id_);
-  }
+  void OnCancel() override { read_.ClientGone(); }
 
   void OnDone() override {
-    if (watch_token_ != 0) calls_.stalled.Unwatch(watch_token_);
-    calls_.admission.Release(held_bytes_);
+    if (watch_token_ != 0) stalled_.Unwatch(watch_token_);
+    read_.Finish();
     delete this;
   }
 
@@ -93,34 +71,28 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   bool InternalInlineable() override { return true; }
 
  private:
-  // StalledCalls' reaper thread, for an answer not taken in time. The
-  // reactor is alive: OnDone unwatches (waiting for this to return) before
-  // it deletes.
+  // StalledCalls' reaper thread, for an answer not taken by its send
+  // deadline. The reactor is alive: OnDone unwatches (waiting for this to
+  // return) before it deletes.
   void Cancel(bool first) override {
     // The answer is dropped once; a repeated cancel only asks gRPC again.
-    if (first) calls_.admission.CountDropped(DropReason::kSendTimeout);
+    if (first) read_.DropUnsent();
     context_->TryCancel();
   }
 
   // Engine loop thread. Nothing may touch `this` after FinishOnce: OnDone
   // may already have deleted it, inline or on another thread.
-  void Complete(absl::StatusOr<hedge::EngineResponse> result) {
-    if (!result.ok()) {
-      FinishOnce(ToGrpcStatus(result.status()));
+  void Complete(ReadOutcome outcome) {
+    if (!outcome.answer.has_value()) {
+      FinishOnce(ToGrpcStatus(outcome.error.status));
       return;
     }
-    const int64_t bytes = AnswerBytes(*result);
-    if (!calls_.admission.HoldAnswer(bytes)) {
-      FinishOnce(ToGrpcStatus(calls_.admission.BufferFullError()));
-      return;
-    }
-    held_bytes_ = bytes;
-    FillReadResponse(*std::move(result), response_);
-    watch_token_ = calls_.stalled.Watch(this, absl::Now());
+    FillReadResponse(*std::move(outcome.answer), response_);
+    watch_token_ = stalled_.Watch(this, absl::Now());
     FinishOnce(grpc::Status::OK);
   }
 
-  // The engine promises one completion per admitted read and none for a
+  // The core promises one completion per admitted read and none for a
   // refused one; the guard keeps Finish single even if that were broken.
   void FinishOnce(grpc::Status status) {
     if (finished_.exchange(true, std::memory_order_acq_rel)) return;
@@ -128,43 +100,23 @@ class ReadReactor final : public grpc::ServerUnaryReactor, StalledCall {
   }
 
   // Constant after construction.
-  ReadService::Calls& calls_;
+  StalledCalls& stalled_;
   grpc::CallbackServerContext* const context_;
   v1::ReadResponse* const response_;
-  const absl::Time call_deadline_;
 
-  // Set by the handler before gRPC may call OnCancel.
-  std::optional<uint64_t> read_id_;
+  ReadCall read_;
   std::atomic<bool> finished_{false};
   // Written by Complete before Finish, read by OnDone after it.
-  int64_t held_bytes_ = 0;
   uint64_t watch_token_ = 0;
 };
 
-grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
-                                 grpc::Status status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
-  return reactor;
-}
-
 }  // namespace
-
-ReadService::ReadService(hedge::Engine& engine, absl::Duration timeout,
-                         DrainGate& gate, Rejections& rejections,
-                         ResponseMemory& memory, StalledCalls& stalled)
-    : calls_{ReadAdmission(engine, timeout, gate, rejections, memory),
-             stalled} {}
 
 grpc::ServerUnaryReactor* ReadService::Read(
     grpc::CallbackServerContext* context, const v1::ReadRequest* request,
     v1::ReadResponse* response) {
-  const absl::Time call_deadline = CallDeadline(*context);
-  absl::StatusOr<hedge::EngineRead> read =
-      calls_.admission.Admit(*request, call_deadline);
-  if (!read.ok()) return Refuse(context, ToGrpcStatus(read.status()));
-  auto* reactor = new ReadReactor(calls_, context, response, call_deadline);
-  reactor->Submit(*std::move(read));
+  auto* reactor = new ReadReactor(core_, stalled_, context, response);
+  reactor->Start(*request, CallDeadline(*context));
   return reactor;
 }
 

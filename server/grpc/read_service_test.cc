@@ -15,8 +15,13 @@
 namespace tailgate::server {
 namespace {
 
+using ::tailgate::hedge::ReadFailure;
 using ::tailgate::server::testing::AsyncRead;
 using ::tailgate::server::testing::FakeEngine;
+
+absl::Status Failure(ReadFailure failure, absl::string_view message) {
+  return hedge::ReadFailureStatus(failure, message);
+}
 
 constexpr absl::Duration kTimeout = absl::Seconds(1);
 constexpr absl::Duration kWait = absl::Seconds(10);
@@ -75,8 +80,12 @@ class ReadServiceFixture : public ::testing::Test {
   ResponseMemory memory_{kMaxCalls, kMaxBytes};
   // The reaper runs only when a test calls ReapExpired.
   StalledCalls stalled_{absl::Seconds(5), absl::ZeroDuration()};
-  ReadService service_{engine_, kTimeout, gate_,   rejections_,
-                       memory_, stalled_};
+  ReadCore core_{engine_,
+                 gate_,
+                 rejections_,
+                 memory_,
+                 {.timeout = kTimeout, .send_timeout = absl::Seconds(5)}};
+  ReadService service_{core_, stalled_};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::HedgedRead::Stub> stub_;
 };
@@ -117,9 +126,9 @@ TEST_F(ReadServiceTest, UpstreamErrorStatusIsAnOkCall) {
 
 TEST_F(ReadServiceTest, EngineErrorsKeepTheirCodeAndMessage) {
   const absl::Status errors[] = {
-      absl::DeadlineExceededError("deadline exceeded"),
-      absl::UnavailableError("no eligible replica"),
-      absl::ResourceExhaustedError("response larger than 4194304 bytes"),
+      Failure(ReadFailure::kDeadlineExceeded, "deadline exceeded"),
+      Failure(ReadFailure::kNoReplica, "no eligible replica"),
+      Failure(ReadFailure::kTooLarge, "response larger than 4194304 bytes"),
   };
   for (uint64_t i = 0; i < 3; ++i) {
     std::unique_ptr<AsyncRead> call = Start();
@@ -154,7 +163,8 @@ TEST_F(ReadServiceTest, ShorterCallDeadlineIsMappedOntoTheEngineClock) {
   // gRPC sends the timeout rounded up, so allow a little over.
   EXPECT_GT(left, absl::Milliseconds(50));
   EXPECT_LE(left, absl::Milliseconds(310));
-  CompleteFromLoop(1, absl::DeadlineExceededError("deadline exceeded"));
+  CompleteFromLoop(
+      1, Failure(ReadFailure::kDeadlineExceeded, "deadline exceeded"));
   ASSERT_TRUE(call->Wait());
 }
 
@@ -186,7 +196,8 @@ TEST_F(ReadServiceTest, InvalidDescriptorNeverReachesTheEngine) {
 }
 
 TEST_F(ReadServiceTest, UnknownUpstreamIsNotFoundAndCounted) {
-  engine_.RefuseWith(absl::NotFoundError("unknown upstream \"blue\""));
+  engine_.RefuseWith(
+      Failure(ReadFailure::kUnknownUpstream, "unknown upstream \"blue\""));
   std::unique_ptr<AsyncRead> call = Start();
   ASSERT_TRUE(call->Wait());
   EXPECT_EQ(call->status.error_code(), grpc::StatusCode::NOT_FOUND);
@@ -195,7 +206,7 @@ TEST_F(ReadServiceTest, UnknownUpstreamIsNotFoundAndCounted) {
 }
 
 TEST_F(ReadServiceTest, OverloadIsResourceExhaustedAndLeftToTheEngineCount) {
-  engine_.RefuseWith(absl::ResourceExhaustedError("too many reads"));
+  engine_.RefuseWith(Failure(ReadFailure::kOverloaded, "too many reads"));
   std::unique_ptr<AsyncRead> call = Start();
   ASSERT_TRUE(call->Wait());
   EXPECT_EQ(call->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
@@ -250,7 +261,8 @@ TEST_F(ReadServiceTest, ACancelAtTheDeadlineIsLeftToTheEngineDeadline) {
   ASSERT_TRUE(engine_.WaitForSubmitted(1, kWait));
   ASSERT_TRUE(call->Wait());
   EXPECT_EQ(call->status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  CompleteFromLoop(1, absl::DeadlineExceededError("deadline exceeded"));
+  CompleteFromLoop(
+      1, Failure(ReadFailure::kDeadlineExceeded, "deadline exceeded"));
   EXPECT_EQ(gate_.WaitForIdle(kWait), 0);  // OnCancel, if any, ran before
   EXPECT_TRUE(engine_.cancelled().empty());
 }

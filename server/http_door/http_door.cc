@@ -80,15 +80,15 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
   absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
-  accept_backoff_ = AcceptBackoff::Install(
-      evhttp_bound_socket_get_listener(socket), base_, absl::Seconds(1),
-      options_.accept_failed);
+  accept_backoff_ =
+      AcceptBackoff::Install(evhttp_bound_socket_get_listener(socket), base_,
+                             absl::Seconds(1), options_.accept_failed);
   return absl::OkStatus();
 }
 
 HttpDoor::Impl::~Impl() {
   TearDownFromOutside(
-      admission_.engine(), door_thread_,
+      core_.engine(), door_thread_,
       [this] {
         door_thread_.AssertOnOwner();
         BeginTeardown();
@@ -108,7 +108,7 @@ void HttpDoor::Impl::BeginTeardown() {
   for (auto& [bev, connection] : connections_) {
     Exchange* exchange = connection->exchange;
     if (exchange != nullptr && exchange->state == Exchange::State::kReading) {
-      admission_.engine().Cancel(exchange->read_id);
+      exchange->read.Shutdown();
     }
   }
   if (outstanding_ == 0) FinishTeardown();
@@ -130,12 +130,11 @@ void HttpDoor::Impl::FinishTeardown() {
 }
 
 absl::StatusOr<std::unique_ptr<HttpDoor>> HttpDoor::Start(
-    const HttpDoorOptions& options, ReadAdmission& admission) {
-  auto impl = std::make_unique<Impl>(options, admission);
+    const HttpDoorOptions& options, ReadCore& core) {
+  auto impl = std::make_unique<Impl>(options, core);
   Impl* door = impl.get();
-  absl::Status bound =
-      RunOnLoopAndWait(admission.engine(),
-                       [door](event_base* base) { return door->Bind(base); });
+  absl::Status bound = RunOnLoopAndWait(
+      core.engine(), [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   return std::unique_ptr<HttpDoor>(new HttpDoor(std::move(impl)));
 }

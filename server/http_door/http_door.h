@@ -1,7 +1,7 @@
 // HttpDoor: the plain-HTTP front door (--http_listen). `GET /path?query`
-// (or HEAD) is a read of that target, through the same ReadAdmission as a
-// gRPC HedgedRead call and the same engine; http_mapping.h has the
-// request, control-header, response and error mapping.
+// (or HEAD) is a read of that target, through the same read core
+// (server/read/read_call.h) as a gRPC HedgedRead call and the same engine;
+// http_mapping.h has the request, control-header, response and error mapping.
 //
 // Served by libevent's evhttp on the engine's loop thread ("engine_loop",
 // Engine::RunOnLoop), on the loop's own event_base: a read never changes
@@ -30,13 +30,13 @@
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<HttpDoor>> door =
-//       HttpDoor::Start({address, 1024, absl::Seconds(10)}, admission);
+//       HttpDoor::Start({address, 1024, absl::Seconds(10)}, core);
 //   log.Info("listening", {{"service", "http"},
 //                          {"addr", (*door)->address().ToString()}});
 //
 // Thread safety: Start and the destructor from one thread (main), never
 // from the engine's loop thread (each waits for a step run there). The
-// admission (its engine, gate and rejections) must outlive the door. The
+// core (its engine, gate and rejections) must outlive the door. The
 // destructor cancels reads still in flight, waits for the engine to
 // complete them and closes every connection, on the loop thread: destroy
 // the door before the engine. Start fails (FAILED_PRECONDITION) if the
@@ -51,7 +51,7 @@
 #include "absl/time/time.h"
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
-#include "server/read/read_admission.h"
+#include "server/read/read_call.h"
 
 namespace tailgate::server::http_door {
 
@@ -72,7 +72,7 @@ class HttpDoor {
   // Binds and starts serving. A Unix socket path left by an earlier process
   // is replaced.
   static absl::StatusOr<std::unique_ptr<HttpDoor>> Start(
-      const HttpDoorOptions& options, ReadAdmission& admission);
+      const HttpDoorOptions& options, ReadCore& core);
 
   ~HttpDoor();
   HttpDoor(const HttpDoor&) = delete;

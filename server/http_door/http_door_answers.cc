@@ -51,7 +51,7 @@ void HttpDoor::Impl::WriteNow(Connection* connection) {
 
 void HttpDoor::Impl::Answer(Connection* connection, evhttp_request* request,
                             HttpReply reply) {
-  auto* exchange = new Exchange{connection, request};
+  auto* exchange = new Exchange(connection, request, core_);
   exchange->head = evhttp_request_get_command(request) == EVHTTP_REQ_HEAD;
   connection->exchange = exchange;
   Send(exchange, std::move(reply));
@@ -96,7 +96,7 @@ void HttpDoor::Impl::Send(Exchange* exchange, HttpReply reply) {
     // evhttp refuses a value with CR or LF; a replica's headers have none.
     evhttp_add_header(headers, header.name.c_str(), header.value.c_str());
   }
-  if (reply.close || admission_.gate().draining()) {
+  if (reply.close || core_.draining()) {
     evhttp_add_header(headers, "Connection", "close");
   }
   evbuffer* body = evbuffer_new();
@@ -130,8 +130,7 @@ void HttpDoor::Impl::OnReplyComplete(evhttp_request*, void* arg) noexcept {
 }
 
 void HttpDoor::Impl::End(Exchange* exchange) {
-  if (exchange->holds_slot) admission_.Release(exchange->held_bytes);
-  delete exchange;
+  delete exchange;  // finishes its read: the slot and the answer's bytes
 }
 
 }  // namespace tailgate::server::http_door

@@ -121,7 +121,7 @@ void HttpDoor::Impl::OnClosed(evhttp_connection*, void* arg) noexcept {
     exchange->request = nullptr;
     if (exchange->state == Exchange::State::kReading) {
       // The engine's completion ends it (Deliver).
-      self->admission_.engine().Cancel(exchange->read_id);
+      exchange->read.ClientGone();
     } else {
       self->End(exchange);
     }

@@ -49,14 +49,14 @@
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
 #include "server/net/loop_guest.h"
-#include "server/read/read_admission.h"
+#include "server/read/read_call.h"
 
 namespace tailgate::server::http_door {
 
 class HttpDoor::Impl {
  public:
-  Impl(const HttpDoorOptions& options, ReadAdmission& admission)
-      : options_(options), admission_(admission) {}
+  Impl(const HttpDoorOptions& options, ReadCore& core)
+      : options_(options), core_(core) {}
   ~Impl();
 
   // Loop thread: makes evhttp on the engine's base and binds.
@@ -89,13 +89,16 @@ class HttpDoor::Impl {
       kReading,  // the engine has the read; the connection is held
       kWriting,  // the answer is handed to evhttp
     };
+    Exchange(Connection* connection, evhttp_request* request, ReadCore& core)
+        : connection(connection), request(request), read(core) {}
+
     Connection* connection;   // null once the connection is gone
     evhttp_request* request;  // null once the connection is gone
     bool head = false;
-    bool holds_slot = false;  // an admission slot, released when over
-    int64_t held_bytes = 0;   // reserved by HoldAnswer for the answer
     State state = State::kWriting;
-    uint64_t read_id = 0;
+    // The read, from admission to delivery; finished when the exchange
+    // ends (End).
+    ReadCall read;
     // evhttp's bufferevent callbacks and read watermarks while held.
     bufferevent_data_cb evhttp_read = nullptr;
     bufferevent_data_cb evhttp_write = nullptr;
@@ -141,7 +144,7 @@ class HttpDoor::Impl {
   void Unhold(Exchange* exchange) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The engine has completed `exchange`'s read (its callback, on this
   // thread).
-  void Deliver(Exchange* exchange, absl::StatusOr<hedge::EngineResponse> result)
+  void Deliver(Exchange* exchange, ReadOutcome outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Answers (http_door_answers.cc).
@@ -168,7 +171,7 @@ class HttpDoor::Impl {
 
   // Constant after Bind.
   const HttpDoorOptions options_;
-  ReadAdmission& admission_;
+  ReadCore& core_;
   event_base* base_ = nullptr;  // the engine's
   ListenAddress address_;
 

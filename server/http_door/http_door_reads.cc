@@ -5,6 +5,7 @@
 #include <event2/bufferevent.h>
 #include <event2/http.h>
 
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -25,35 +26,23 @@ void HttpDoor::Impl::StartRead(Exchange* exchange, const DoorRead& read) {
   const absl::Time call_deadline = read.timeout.has_value()
                                        ? absl::Now() + *read.timeout
                                        : absl::InfiniteFuture();
-  absl::StatusOr<hedge::EngineRead> engine_read =
-      admission_.Admit(read.request, call_deadline);
-  if (!engine_read.ok()) {
-    Send(exchange, ReplyForError(engine_read.status(), Stage::kAdmission));
+  // This is the engine's loop thread: the read starts before the loop
+  // sleeps again, and its callback runs here too, in a later step of the
+  // loop (never inside Start), and answers at once.
+  std::optional<ReadError> refused = exchange->read.Start(
+      read.request, call_deadline, [this, exchange](ReadOutcome outcome) {
+        door_thread_.AssertOnOwner();
+        --outstanding_;
+        Deliver(exchange, std::move(outcome));
+        if (stopping_ && outstanding_ == 0) FinishTeardown();
+      });
+  if (refused.has_value()) {
+    Send(exchange, ReplyForError(*refused));
     return;
   }
-  exchange->holds_slot = true;
   exchange->state = Exchange::State::kReading;
   Hold(exchange);
   ++outstanding_;
-  // This is the engine's loop thread: the read starts before the loop
-  // sleeps again, and its callback runs here too, in a later step of the
-  // loop (never inside Submit), and answers at once.
-  absl::StatusOr<uint64_t> id = admission_.Submit(
-      *std::move(engine_read),
-      [this, exchange](absl::StatusOr<hedge::EngineResponse> result) {
-        door_thread_.AssertOnOwner();
-        --outstanding_;
-        Deliver(exchange, std::move(result));
-        if (stopping_ && outstanding_ == 0) FinishTeardown();
-      });
-  if (!id.ok()) {
-    --outstanding_;
-    Unhold(exchange);
-    exchange->state = Exchange::State::kWriting;
-    Send(exchange, ReplyForError(id.status(), Stage::kAdmission));
-    return;
-  }
-  exchange->read_id = *id;
 }
 
 // While the engine has the read, the door takes the connection's
@@ -100,32 +89,20 @@ void HttpDoor::Impl::OnHeldEvent(bufferevent* bev, short what,
   }
 }
 
-void HttpDoor::Impl::Deliver(Exchange* exchange,
-                             absl::StatusOr<hedge::EngineResponse> result) {
+void HttpDoor::Impl::Deliver(Exchange* exchange, ReadOutcome outcome) {
   if (exchange->connection == nullptr) {  // the client has gone
     End(exchange);
     return;
   }
   Unhold(exchange);
   exchange->state = Exchange::State::kWriting;
-  if (stopping_ && !result.ok() &&
-      result.status().code() == absl::StatusCode::kCancelled) {
-    // Cancelled by the destructor, not by the client.
-    result = absl::UnavailableError("tailgate is shutting down");
-  }
-  if (result.ok()) {
-    // The answer waits in evhttp's buffers until the client takes it, and
-    // counts against --max_buffered_bytes until then (End releases it).
-    const int64_t bytes = AnswerBytes(*result);
-    if (admission_.HoldAnswer(bytes)) {
-      exchange->held_bytes = bytes;
-    } else {
-      result = admission_.BufferFullError();
-    }
-  }
-  HttpReply reply = result.ok()
-                        ? ReplyForResponse(*std::move(result), exchange->head)
-                        : ReplyForError(result.status(), Stage::kCompletion);
+  // An answer waits in evhttp's buffers until the client takes it, and
+  // counts against --max_buffered_bytes until then (End finishes the
+  // read).
+  HttpReply reply =
+      outcome.answer.has_value()
+          ? ReplyForResponse(*std::move(outcome.answer), exchange->head)
+          : ReplyForError(outcome.error);
   Connection* connection = exchange->connection;
   Send(exchange, std::move(reply));
   WriteNow(connection);

@@ -65,25 +65,22 @@ void HttpDoor::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
 
 void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
   if (connection->over_limit) {
-    HttpReply reply =
-        ReplyForError(absl::ResourceExhaustedError(absl::StrCat(
-                          "too many connections (http_max_connections=",
-                          options_.max_connections, ")")),
-                      Stage::kAdmission);
+    HttpReply reply = ReplyForError(MakeReadError(
+        ReadEnd::kOverloaded,
+        absl::StrCat("too many connections (http_max_connections=",
+                     options_.max_connections, ")")));
     reply.close = true;
     Answer(connection, request, std::move(reply));
     return;
   }
   if (stopping_) {
     // The door is being destroyed: no read may start any more.
-    Answer(connection, request,
-           ReplyForError(absl::UnavailableError("tailgate is shutting down"),
-                         Stage::kAdmission));
+    Answer(connection, request, ReplyForError(ShuttingDownError()));
     return;
   }
   const HttpRequestIn in = RequestIn(request);
   if (in.method == HttpMethod::kOther) {
-    admission_.CountRejection(RejectReason::kInvalidArgument);
+    core_.CountRejection(RejectReason::kInvalidArgument);
     if (evhttp_request_get_command(request) == EVHTTP_REQ_CONNECT) {
       // evhttp keeps a CONNECT's connection open after its answer, and
       // sends that answer unframed (a tunnel would follow): write it here.
@@ -100,12 +97,13 @@ void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
         "a request body is not accepted: GET and HEAD carry none");
   }
   if (!read.ok()) {
-    admission_.CountRejection(RejectReason::kInvalidArgument);
+    core_.CountRejection(RejectReason::kInvalidArgument);
     Answer(connection, request,
-           ReplyForError(read.status(), Stage::kAdmission));
+           ReplyForError(MakeReadError(ReadEnd::kInvalidArgument,
+                                       read.status().message())));
     return;
   }
-  auto* exchange = new Exchange{connection, request};
+  auto* exchange = new Exchange(connection, request, core_);
   exchange->head = in.method == HttpMethod::kHead;
   connection->exchange = exchange;
   StartRead(exchange, *read);

@@ -15,12 +15,6 @@ namespace {
 constexpr absl::string_view kControlPrefix = "Tailgate-";
 constexpr char kTextPlain[] = "text/plain; charset=utf-8";
 
-// The engine's messages for the two completions whose code alone does not
-// say which HTTP status fits (hedge/transport/read_result.cc, engine.cc);
-// http_mapping_test and the end-to-end test pin them.
-constexpr absl::string_view kTooLargeMarker = "max_response_bytes";
-constexpr absl::string_view kShuttingDownMarker = "shutting down";
-
 bool Is(absl::string_view name, absl::string_view wanted) {
   return absl::EqualsIgnoreCase(name, wanted);
 }
@@ -73,8 +67,7 @@ absl::Status ApplyControls(const Controls& controls, DoorRead& read) {
     if (controls.tenant->empty()) {
       return Invalid("Tailgate-Tenant", "must not be empty");
     }
-    if (absl::Status s = hedge::ValidateTenantName(*controls.tenant);
-        !s.ok()) {
+    if (absl::Status s = hedge::ValidateTenantName(*controls.tenant); !s.ok()) {
       return Invalid("Tailgate-Tenant", s.message());
     }
     read.request.set_tenant(*controls.tenant);
@@ -103,7 +96,8 @@ absl::Status ApplyControls(const Controls& controls, DoorRead& read) {
   if (controls.timeout.has_value()) {
     const std::string value(absl::StripAsciiWhitespace(*controls.timeout));
     absl::StatusOr<absl::Duration> timeout = flags::ParseDuration(value);
-    if (!timeout.ok()) return Invalid("Tailgate-Timeout", timeout.status().message());
+    if (!timeout.ok())
+      return Invalid("Tailgate-Timeout", timeout.status().message());
     if (*timeout <= absl::ZeroDuration()) {
       return Invalid("Tailgate-Timeout",
                      absl::StrCat("must be positive, got ", value));
@@ -188,60 +182,59 @@ HttpReply ReplyForResponse(hedge::EngineResponse response, bool head) {
   }
   const hedge::ReadTrace& trace = response.trace;
   reply.headers.push_back({"Tailgate-Attempts", absl::StrCat(trace.attempts)});
-  reply.headers.push_back(
-      {"Tailgate-Hedged", trace.hedged ? "true" : "false"});
+  reply.headers.push_back({"Tailgate-Hedged", trace.hedged ? "true" : "false"});
   reply.headers.push_back(
       {"Tailgate-Hedge-Won", trace.hedge_won ? "true" : "false"});
   if (!head) reply.body = std::move(response.body);
   return reply;
 }
 
-HttpReply ReplyForError(const absl::Status& status, Stage stage) {
+HttpReply ReplyForError(const ReadError& error) {
   HttpReply reply;
-  const absl::string_view message = status.message();
-  const std::string name = absl::StatusCodeToString(status.code());
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      SetText(reply, 400, name, message);
+  int status = 500;
+  switch (error.end) {
+    case ReadEnd::kInvalidArgument:
+      status = 400;
       reply.close = true;
       break;
-    case absl::StatusCode::kNotFound:
-      SetText(reply, 404, name, message);
+    case ReadEnd::kUnknownUpstream:
+      status = 404;
       break;
-    case absl::StatusCode::kResourceExhausted:
-      if (stage == Stage::kCompletion &&
-          absl::StrContains(message, kTooLargeMarker)) {
-        SetText(reply, 502, name, message);
-      } else {
-        SetText(reply, 503, name, message);
-        reply.headers.push_back({"Retry-After", "1"});
-      }
+    case ReadEnd::kTooManyCalls:
+    case ReadEnd::kBufferFull:
+    case ReadEnd::kOverloaded:
+      status = 503;
+      reply.headers.push_back({"Retry-After", "1"});
       break;
-    case absl::StatusCode::kUnavailable:
-      if (stage == Stage::kAdmission ||
-          absl::StrContains(message, kShuttingDownMarker)) {
-        SetText(reply, 503, name, message);
-      } else {
-        SetText(reply, 502, name, message);
-      }
+    case ReadEnd::kDraining:
+    case ReadEnd::kShuttingDown:
+    case ReadEnd::kNoAddress:
+      status = 503;
       break;
-    case absl::StatusCode::kDeadlineExceeded:
-      SetText(reply, 504, name, message);
+    case ReadEnd::kNoReplica:
+    case ReadEnd::kTooLarge:
+    case ReadEnd::kUpstreamFailure:
+      status = 502;
       break;
-    case absl::StatusCode::kCancelled:
-      SetText(reply, 499, name, message);
+    case ReadEnd::kDeadlineExceeded:
+      status = 504;
+      break;
+    case ReadEnd::kCancelled:
+      status = 499;
       reply.close = true;
       break;
-    default:
-      SetText(reply, 500, name, message);
+    case ReadEnd::kInternal:
       break;
   }
+  SetText(reply, status, absl::StatusCodeToString(error.status.code()),
+          error.status.message());
   return reply;
 }
 
 HttpReply MethodNotAllowed() {
   HttpReply reply;
-  SetText(reply, 405, absl::StatusCodeToString(absl::StatusCode::kInvalidArgument),
+  SetText(reply, 405,
+          absl::StatusCodeToString(absl::StatusCode::kInvalidArgument),
           "method not allowed: only GET and HEAD are reads");
   reply.headers.push_back({"Allow", "GET, HEAD"});
   reply.close = true;

@@ -23,8 +23,8 @@
 // Response: the winner's status, its headers (without framing headers and
 // without any tailgate-* header a replica sent, so they cannot pass for the
 // sidecar's own), its body, and Tailgate-Attempts, Tailgate-Hedged,
-// Tailgate-Hedge-Won. An error the sidecar produces has a status (table in
-// HttpErrorFor), Tailgate-Error: <gRPC code name> and a one-line body.
+// Tailgate-Hedge-Won. An error the sidecar produces has a status (table at
+// ReplyForError), Tailgate-Error: <gRPC code name> and a one-line body.
 //
 // Thread safety: pure functions; safe from any thread.
 
@@ -41,6 +41,7 @@
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
+#include "server/read/read_error.h"
 
 namespace tailgate::server::http_door {
 
@@ -63,8 +64,8 @@ struct DoorRead {
 // The read `in` asks for, or INVALID_ARGUMENT with a one-line message naming
 // the header ("Tailgate-Timeout: want a duration such as 250ms or 1s, got
 // \"soon\""). The method must be GET or HEAD (the caller answers 405 for
-// others first). The target and forwarded headers are checked later, by
-// ReadAdmission, exactly as for a gRPC descriptor.
+// others first). The target and forwarded headers are checked later, when
+// the read starts (ReadCall::Start), exactly as for a gRPC descriptor.
 absl::StatusOr<DoorRead> ReadFromHttp(const HttpRequestIn& in);
 
 // A reply to write.
@@ -82,28 +83,19 @@ struct HttpReply {
 // of the body it sends. For HEAD it is kept (the body is empty).
 HttpReply ReplyForResponse(hedge::EngineResponse response, bool head);
 
-// Where a status arose: before the engine took the read (descriptor,
-// drain, the engine's refusal) or as its completion.
-enum class Stage { kAdmission, kCompletion };
-
-// The reply for a status the sidecar produced (not OK):
-//   INVALID_ARGUMENT                        400, connection closed
-//   NOT_FOUND (unknown upstream)            404
-//   RESOURCE_EXHAUSTED, response too large  502
-//   RESOURCE_EXHAUSTED, otherwise           503 with Retry-After: 1
-//                                           (max_requests, or no attempt
-//                                           permit for the primary)
-//   UNAVAILABLE at admission (draining,     503
-//     engine stopping) or engine stopping
-//   UNAVAILABLE, otherwise                  502 (no eligible replica,
-//                                           every attempt failed)
-//   DEADLINE_EXCEEDED                       504
-//   CANCELLED                               499 (never written: the client
-//                                           has gone)
-//   anything else                           500
-// Each with Tailgate-Error: the code's name (INVALID_ARGUMENT, ...),
+// The reply for a read that ended without an answer, by its ReadEnd:
+//   kInvalidArgument                          400, connection closed
+//   kUnknownUpstream                          404
+//   kTooManyCalls, kBufferFull, kOverloaded   503 with Retry-After: 1
+//   kDraining, kShuttingDown, kNoAddress      503
+//   kNoReplica, kTooLarge, kUpstreamFailure   502
+//   kDeadlineExceeded                         504
+//   kCancelled                                499 (never written: the
+//                                             client has gone), closed
+//   kInternal                                 500
+// Each with Tailgate-Error: the gRPC code's name (INVALID_ARGUMENT, ...),
 // Content-Type text/plain and the status message on one line.
-HttpReply ReplyForError(const absl::Status& status, Stage stage);
+HttpReply ReplyForError(const ReadError& error);
 
 // 405 for a method other than GET and HEAD, with Allow: GET, HEAD.
 HttpReply MethodNotAllowed();

@@ -55,11 +55,11 @@ TEST(ReadFromHttpTest, HopByHopHeadersAreLeftForTheSharedHygiene) {
 }
 
 TEST(ReadFromHttpTest, ControlHeadersAreTakenAndNotForwarded) {
-  absl::StatusOr<DoorRead> read = ReadFromHttp(
-      Get("/x", {{"tailgate-upstream", "blue"},
-                 {"Tailgate-Tenant", "team-a"},
-                 {"Tailgate-Hedge", "15ms"},
-                 {"Tailgate-Timeout", "250ms"}}));
+  absl::StatusOr<DoorRead> read =
+      ReadFromHttp(Get("/x", {{"tailgate-upstream", "blue"},
+                              {"Tailgate-Tenant", "team-a"},
+                              {"Tailgate-Hedge", "15ms"},
+                              {"Tailgate-Timeout", "250ms"}}));
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->request.headers_size(), 0);
   EXPECT_EQ(read->request.upstream(), "blue");
@@ -100,11 +100,10 @@ TEST(ReadFromHttpTest, BadControlValuesNameTheHeader) {
 }
 
 TEST(ReadFromHttpTest, RepeatedControlHeaderIsRefused) {
-  absl::StatusOr<DoorRead> read = ReadFromHttp(Get(
-      "/x", {{"Tailgate-Upstream", "a"}, {"tailgate-upstream", "b"}}));
+  absl::StatusOr<DoorRead> read = ReadFromHttp(
+      Get("/x", {{"Tailgate-Upstream", "a"}, {"tailgate-upstream", "b"}}));
   ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message(),
-            "Tailgate-Upstream: given more than once");
+  EXPECT_EQ(read.status().message(), "Tailgate-Upstream: given more than once");
 }
 
 TEST(ReadFromHttpTest, BodyFramingIsRefused) {
@@ -162,60 +161,66 @@ TEST(ReplyForResponseTest, HeadKeepsTheReplicasLength) {
 }
 
 struct ErrorCase {
-  absl::Status status;
-  Stage stage;
+  ReadEnd end;
   int http_status;
   std::string code_name;
   bool retry_after;
 };
 
+// Every ReadEnd, with the reply the table gives it.
 TEST(ReplyForErrorTest, StatusTable) {
   const std::vector<ErrorCase> cases = {
-      {absl::InvalidArgumentError("path must start with \"/\""),
-       Stage::kAdmission, 400, "INVALID_ARGUMENT", false},
-      {absl::NotFoundError("unknown upstream \"x\""), Stage::kAdmission, 404,
-       "NOT_FOUND", false},
-      {absl::ResourceExhaustedError(
-           "too many concurrent reads (max_requests=1)"),
-       Stage::kAdmission, 503, "RESOURCE_EXHAUSTED", true},
-      // The engine's own wording (hedge/transport/read_result.cc).
-      {absl::ResourceExhaustedError(
-           "too many concurrent upstream attempts (max_attempts=1)"),
-       Stage::kCompletion, 503, "RESOURCE_EXHAUSTED", true},
-      {absl::ResourceExhaustedError(
-           "response exceeds max_response_bytes (10)"),
-       Stage::kCompletion, 502, "RESOURCE_EXHAUSTED", false},
-      {absl::UnavailableError("server is draining"), Stage::kAdmission, 503,
-       "UNAVAILABLE", false},
-      {absl::UnavailableError("tailgate is shutting down"),
-       Stage::kCompletion, 503, "UNAVAILABLE", false},
-      {absl::UnavailableError("no replica available: every circuit is open"),
-       Stage::kCompletion, 502, "UNAVAILABLE", false},
-      {absl::UnavailableError("every attempt failed to reach a replica"),
-       Stage::kCompletion, 502, "UNAVAILABLE", false},
-      {absl::DeadlineExceededError("the caller's deadline passed"),
-       Stage::kCompletion, 504, "DEADLINE_EXCEEDED", false},
-      {absl::InternalError("x"), Stage::kCompletion, 500, "INTERNAL", false},
+      {ReadEnd::kInvalidArgument, 400, "INVALID_ARGUMENT", false},
+      {ReadEnd::kDraining, 503, "UNAVAILABLE", false},
+      {ReadEnd::kTooManyCalls, 503, "RESOURCE_EXHAUSTED", true},
+      {ReadEnd::kBufferFull, 503, "RESOURCE_EXHAUSTED", true},
+      {ReadEnd::kUnknownUpstream, 404, "NOT_FOUND", false},
+      {ReadEnd::kNoAddress, 503, "UNAVAILABLE", false},
+      {ReadEnd::kOverloaded, 503, "RESOURCE_EXHAUSTED", true},
+      {ReadEnd::kNoReplica, 502, "UNAVAILABLE", false},
+      {ReadEnd::kDeadlineExceeded, 504, "DEADLINE_EXCEEDED", false},
+      {ReadEnd::kCancelled, 499, "CANCELLED", false},
+      {ReadEnd::kShuttingDown, 503, "UNAVAILABLE", false},
+      {ReadEnd::kTooLarge, 502, "RESOURCE_EXHAUSTED", false},
+      {ReadEnd::kUpstreamFailure, 502, "UNAVAILABLE", false},
+      {ReadEnd::kInternal, 500, "INTERNAL", false},
   };
   for (const ErrorCase& c : cases) {
-    const HttpReply reply = ReplyForError(c.status, c.stage);
-    EXPECT_EQ(reply.status, c.http_status) << c.status;
-    EXPECT_EQ(HeaderValue(reply, "Tailgate-Error"), c.code_name) << c.status;
-    EXPECT_EQ(HeaderValue(reply, "Retry-After"), c.retry_after ? "1" : "<absent>")
-        << c.status;
-    EXPECT_EQ(reply.body, std::string(c.status.message()) + "\n");
+    const ReadError error = MakeReadError(c.end, "what went wrong");
+    const HttpReply reply = ReplyForError(error);
+    EXPECT_EQ(reply.status, c.http_status) << error.status;
+    EXPECT_EQ(HeaderValue(reply, "Tailgate-Error"), c.code_name)
+        << error.status;
+    EXPECT_EQ(HeaderValue(reply, "Retry-After"),
+              c.retry_after ? "1" : "<absent>")
+        << error.status;
+    EXPECT_EQ(reply.body, "what went wrong\n");
   }
 }
 
-TEST(ReplyForErrorTest, BadRequestClosesTheConnection) {
-  EXPECT_TRUE(ReplyForError(absl::InvalidArgumentError("x"), Stage::kAdmission)
-                  .close);
-  EXPECT_FALSE(ReplyForError(absl::NotFoundError("x"), Stage::kAdmission).close);
+// The reply follows the type, whatever the message says.
+TEST(ReplyForErrorTest, MessageDoesNotChangeTheReply) {
+  EXPECT_EQ(ReplyForError(
+                MakeReadError(ReadEnd::kNoReplica, "tailgate is shutting down"))
+                .status,
+            502);
+  EXPECT_EQ(
+      ReplyForError(MakeReadError(ReadEnd::kOverloaded, "max_response_bytes"))
+          .status,
+      503);
+}
+
+TEST(ReplyForErrorTest, BadRequestAndCancelCloseTheConnection) {
+  EXPECT_TRUE(
+      ReplyForError(MakeReadError(ReadEnd::kInvalidArgument, "x")).close);
+  EXPECT_TRUE(ReplyForError(MakeReadError(ReadEnd::kCancelled, "x")).close);
+  EXPECT_FALSE(
+      ReplyForError(MakeReadError(ReadEnd::kUnknownUpstream, "x")).close);
 }
 
 TEST(ReplyForErrorTest, BodyIsOneLine) {
   const HttpReply reply = ReplyForError(
-      absl::InvalidArgumentError("a\r\nInjected: yes\nb"), Stage::kAdmission);
+      MakeReadError(ReadEnd::kInvalidArgument, "a\r\nInjected: yes\nb"));
   EXPECT_EQ(reply.body, "a  Injected: yes b\n");
 }
 

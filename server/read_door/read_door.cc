@@ -84,7 +84,7 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
 
 ReadDoor::Impl::~Impl() {
   TearDownFromOutside(
-      admission_.engine(), door_thread_,
+      core_.engine(), door_thread_,
       [this] {
         door_thread_.AssertOnOwner();
         BeginTeardown();
@@ -107,9 +107,7 @@ void ReadDoor::Impl::BeginTeardown() {
   listener_ = nullptr;
   for (auto& [key, connection] : connections_) {
     for (Call* call : connection->calls) {
-      if (call->state == Call::State::kReading) {
-        admission_.engine().Cancel(call->read_id);
-      }
+      if (call->state == Call::State::kReading) call->read.Shutdown();
     }
   }
   if (outstanding_ == 0) FinishTeardown();
@@ -143,12 +141,11 @@ void ReadDoor::Impl::FinishTeardown() {
 }
 
 absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(
-    const ReadDoorOptions& options, ReadAdmission& admission) {
-  auto impl = std::make_unique<Impl>(options, admission);
+    const ReadDoorOptions& options, ReadCore& core) {
+  auto impl = std::make_unique<Impl>(options, core);
   Impl* door = impl.get();
-  absl::Status bound =
-      RunOnLoopAndWait(admission.engine(),
-                       [door](event_base* base) { return door->Bind(base); });
+  absl::Status bound = RunOnLoopAndWait(
+      core.engine(), [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   return std::unique_ptr<ReadDoor>(new ReadDoor(std::move(impl)));
 }

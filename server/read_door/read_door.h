@@ -1,6 +1,7 @@
 // ReadDoor: HedgedRead.Read over gRPC, served on the engine's loop thread
 // (--read_listen). The same calls as the --listen server's Read, through
-// the same ReadAdmission and engine, answered by the same mapping
+// the same read core (server/read/read_call.h) and engine, answered by the
+// same mapping
 // (the ReadResponse FillReadResponse builds, written by
 // read_response_wire.h; the status codes of tailgate.proto); what differs is
 // the front: the door speaks HTTP/2 cleartext (h2c, prior knowledge, as
@@ -30,7 +31,7 @@
 //     counted 1 KiB besides its message (`max_request_bytes`: a call
 //     whose message would pass it fails RESOURCE_EXHAUSTED at once; a
 //     stream opened with no room left is refused, REFUSED_STREAM);
-//   - answers count against --max_buffered_bytes (ReadAdmission) from
+//   - answers count against --max_buffered_bytes (the read core) from
 //     when they are built until they are written; one the client does not
 //     take within `send_timeout` (flow control held shut, or a socket not
 //     read) is reset (CANCEL) and counted as dropped; a connection whose
@@ -53,10 +54,10 @@
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<ReadDoor>> door =
-//       ReadDoor::Start({.address = address}, admission);
+//       ReadDoor::Start({.address = address}, core);
 //
 // Thread safety: Start and the destructor from one thread, never the
-// engine's loop thread. The admission must outlive the door; destroy the
+// engine's loop thread. The core must outlive the door; destroy the
 // door before the engine. The destructor cancels reads still in flight and
 // waits for the engine to complete them. Start fails (FAILED_PRECONDITION)
 // if the engine runs no loop.
@@ -72,7 +73,7 @@
 #include "absl/time/time.h"
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
-#include "server/read/read_admission.h"
+#include "server/read/read_call.h"
 
 namespace tailgate::server::read_door {
 
@@ -105,7 +106,7 @@ class ReadDoor {
   // Binds and starts serving. A Unix socket path left by an earlier process
   // is replaced.
   static absl::StatusOr<std::unique_ptr<ReadDoor>> Start(
-      const ReadDoorOptions& options, ReadAdmission& admission);
+      const ReadDoorOptions& options, ReadCore& core);
 
   ~ReadDoor();
   ReadDoor(const ReadDoor&) = delete;

@@ -22,11 +22,6 @@
 namespace tailgate::server::read_door {
 namespace {
 
-// A cancel this close to the call's deadline is the deadline's doing (as
-// in the --listen server's Read): the read is left to the engine's own
-// deadline and counted as a timeout, not as a caller's cancel.
-constexpr absl::Duration kDeadlineCancelSlack = absl::Milliseconds(10);
-
 // A header field whose name and value outlive the frame (constants):
 // nghttp2 keeps the pointers instead of copying.
 nghttp2_nv Field(absl::string_view name, absl::string_view value) {
@@ -74,65 +69,42 @@ void ReadDoor::Impl::Start(Call* call) {
                      "the request message is not a tailgate.v1.ReadRequest"));
     return;
   }
-  if (call->timeout.has_value()) {
-    call->call_deadline = absl::Now() + *call->timeout;
-  }
-  absl::StatusOr<hedge::EngineRead> read =
-      admission_.Admit(request, call->call_deadline);
-  if (!read.ok()) {
-    Answer(call, read.status());
-    return;
-  }
-  call->holds_slot = true;
-  call->state = Call::State::kReading;
-  ++outstanding_;
+  const absl::Time call_deadline = call->timeout.has_value()
+                                       ? absl::Now() + *call->timeout
+                                       : absl::InfiniteFuture();
   // This is the engine's loop thread: the read starts before the loop
   // sleeps again, and its callback runs here too, in a later step of the
-  // loop (never inside Submit).
-  absl::StatusOr<uint64_t> id = admission_.Submit(
-      *std::move(read),
-      [this, call](absl::StatusOr<hedge::EngineResponse> result) {
+  // loop (never inside Start).
+  std::optional<ReadError> refused = call->read.Start(
+      request, call_deadline, [this, call](ReadOutcome outcome) {
         door_thread_.AssertOnOwner();
         --outstanding_;
-        Deliver(call, std::move(result));
+        Deliver(call, std::move(outcome));
         if (stopping_ && outstanding_ == 0) FinishTeardown();
       });
-  if (!id.ok()) {
-    --outstanding_;
-    Answer(call, id.status());
+  if (refused.has_value()) {
+    Answer(call, refused->status);
     return;
   }
-  call->read_id = *id;
+  call->state = Call::State::kReading;
+  ++outstanding_;
 }
 
-void ReadDoor::Impl::Deliver(Call* call,
-                             absl::StatusOr<hedge::EngineResponse> result) {
+void ReadDoor::Impl::Deliver(Call* call, ReadOutcome outcome) {
   Connection* connection = call->connection;
   if (connection == nullptr) {  // the stream or its connection has closed
     Free(call);
     return;
   }
-  if (stopping_ && !result.ok() &&
-      result.status().code() == absl::StatusCode::kCancelled) {
-    // Cancelled by the destructor, not by the client.
-    result = absl::UnavailableError("tailgate is shutting down");
-  }
-  if (!result.ok()) {
-    Answer(call, result.status());
+  if (!outcome.answer.has_value()) {
+    Answer(call, outcome.error.status);
     Flush(connection);
     return;
   }
   // The answer counts against --max_buffered_bytes until its stream
-  // closes (Free releases it).
-  const int64_t bytes = AnswerBytes(*result);
-  if (!admission_.HoldAnswer(bytes)) {
-    Answer(call, admission_.BufferFullError());
-    Flush(connection);
-    return;
-  }
-  call->held_bytes = bytes;
+  // closes (Free finishes the read).
   call->answer.assign(kMessagePrefixBytes, '\0');
-  AppendReadResponse(*result, &call->answer);
+  AppendReadResponse(*outcome.answer, &call->answer);
   PutMessagePrefix(
       static_cast<uint32_t>(call->answer.size() - kMessagePrefixBytes),
       call->answer.data());
@@ -155,7 +127,6 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
                                 call->stream_id, NGHTTP2_INTERNAL_ERROR);
       return;
     }
-    call->send_deadline = absl::Now() + options_.send_timeout;
     if (!evtimer_pending(connection->send_timer, nullptr)) {
       const timeval timeout = absl::ToTimeval(options_.send_timeout);
       evtimer_add(connection->send_timer, &timeout);
@@ -213,13 +184,12 @@ void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
   absl::Time next = absl::InfiniteFuture();
   for (Call* call : connection->calls) {
     if (call->state != Call::State::kAnswering) continue;
-    if (call->send_deadline <= now) {
-      call->send_deadline = absl::InfiniteFuture();
-      self->admission_.CountDropped(DropReason::kSendTimeout);
+    if (call->read.send_deadline() <= now) {
+      call->read.DropUnsent();
       nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_CANCEL);
     } else {
-      next = std::min(next, call->send_deadline);
+      next = std::min(next, call->read.send_deadline());
     }
   }
   if (next != absl::InfiniteFuture()) {
@@ -236,9 +206,7 @@ void ReadDoor::Impl::Detach(Call* call) {
     return;
   }
   // The engine's callback frees the call (Deliver).
-  if (absl::Now() < call->call_deadline - kDeadlineCancelSlack) {
-    admission_.engine().Cancel(call->read_id);
-  }
+  call->read.ClientGone();
 }
 
 void ReadDoor::Impl::Free(Call* call) {
@@ -247,8 +215,7 @@ void ReadDoor::Impl::Free(Call* call) {
     request_bytes_ -= static_cast<int64_t>(call->relayed->to_server.size());
   }
   request_bytes_ -= kCallBytes;
-  if (call->holds_slot) admission_.Release(call->held_bytes);
-  delete call;
+  delete call;  // finishes its read: the slot and the answer's bytes
 }
 
 void ReadDoor::Impl::ReleaseBody(Call* call) {

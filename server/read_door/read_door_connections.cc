@@ -108,10 +108,7 @@ void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
     // --max_buffered_bytes. Answers whose own send timeout has not come
     // yet are dropped with it.
     for (Call* call : connection->calls) {
-      if (call->state == Call::State::kAnswering &&
-          call->send_deadline != absl::InfiniteFuture()) {
-        self->admission_.CountDropped(DropReason::kSendTimeout);
-      }
+      if (call->state == Call::State::kAnswering) call->read.DropUnsent();
     }
     self->Close(connection);
     return;

@@ -50,7 +50,7 @@
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
 #include "server/net/loop_guest.h"
-#include "server/read/read_admission.h"
+#include "server/read/read_call.h"
 #include "server/read_door/read_door.h"
 
 namespace tailgate::server::read_door {
@@ -62,8 +62,8 @@ inline constexpr int64_t kCallBytes = 1024;
 
 class ReadDoor::Impl {
  public:
-  Impl(const ReadDoorOptions& options, ReadAdmission& admission)
-      : options_(options), admission_(admission) {}
+  Impl(const ReadDoorOptions& options, ReadCore& core)
+      : options_(options), core_(core) {}
   ~Impl();
 
   // Loop thread: binds the listener on the engine's base.
@@ -158,6 +158,9 @@ class ReadDoor::Impl {
       kAnswering,  // the answer is being sent
       kRelayed,    // passed on to the gRPC server (options_.relay)
     };
+    Call(Connection* connection, int32_t stream_id, ReadCore& core)
+        : connection(connection), stream_id(stream_id), read(core) {}
+
     Connection* connection;  // null once the stream has closed
     int32_t stream_id;
     State state = State::kReceiving;
@@ -173,14 +176,12 @@ class ReadDoor::Impl {
     int64_t header_bytes = 0;
     std::optional<absl::Duration> timeout;  // grpc-timeout
     std::string body;                       // the request's DATA
-    absl::Time call_deadline = absl::InfiniteFuture();
-    bool holds_slot = false;  // an admission slot, released in Free
-    int64_t held_bytes = 0;   // reserved by HoldAnswer for the answer
-    uint64_t read_id = 0;
+    // The read, from admission to delivery; finished when the call is
+    // freed.
+    ReadCall read;
     // The framed answer message, sent from answer_sent on, then trailers.
     std::string answer;
     size_t answer_sent = 0;
-    absl::Time send_deadline = absl::InfiniteFuture();
     std::unique_ptr<Relayed> relayed;  // relayed calls only
   };
 
@@ -270,7 +271,7 @@ class ReadDoor::Impl {
   // The request has ended: refuse it, or admit and submit its read.
   void Start(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The engine has completed `call`'s read (its callback, on this thread).
-  void Deliver(Call* call, absl::StatusOr<hedge::EngineResponse> result)
+  void Deliver(Call* call, ReadOutcome outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Submits the answer: the message and OK trailers, or trailers alone.
   void Answer(Call* call, const absl::Status& status)
@@ -314,7 +315,7 @@ class ReadDoor::Impl {
 
   // Constant after Bind.
   const ReadDoorOptions options_;
-  ReadAdmission& admission_;
+  ReadCore& core_;
   event_base* base_ = nullptr;  // the engine's
   ListenAddress address_;
   nghttp2_session_callbacks* callbacks_ = nullptr;

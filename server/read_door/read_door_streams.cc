@@ -57,7 +57,7 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
     return 0;
   }
   self->request_bytes_ += kCallBytes;
-  auto* call = new Call{connection, frame->hd.stream_id};
+  auto* call = new Call(connection, frame->hd.stream_id, self->core_);
   connection->calls.insert(call);
   nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
   return 0;

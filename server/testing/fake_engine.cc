@@ -25,7 +25,8 @@ void FakeEngine::Cancel(uint64_t read_id) {
     absl::MutexLock lock(&mu_);
     cancelled_.push_back(read_id);
   }
-  Complete(read_id, absl::CancelledError("read cancelled"));
+  Complete(read_id, hedge::ReadFailureStatus(hedge::ReadFailure::kCancelled,
+                                             "read cancelled"));
 }
 
 hedge::EngineSnapshot FakeEngine::Snapshot() const {

@@ -4,7 +4,7 @@
 // keeps its callback; the test completes it later with Complete (from any
 // thread: call it from a thread of the test's own to play the engine loop).
 // Cancel records the id and, like the real engine, completes a pending read
-// with CANCELLED. Snapshot returns whatever the test set.
+// with CANCELLED (a typed hedge::ReadFailure). Snapshot returns whatever the test set.
 //
 // Thread safety: every method is safe from any thread. Callbacks run on the
 // thread that calls Complete or Cancel, outside the fake's lock.
