@@ -1,9 +1,11 @@
 // gRPC server reflection, version 1 (grpc.reflection.v1.ServerReflection),
 // next to the library's v1alpha service: current tools ask for v1 first.
 //
-// Descriptors come from the generated pool, so every service compiled into
-// the binary can be described; list_services names the services registered
-// on the server it is added to.
+// Answers are server/services/reflection_calls.h's (the loop front answers
+// both versions with them too): descriptors come from the generated pool,
+// so every service compiled into the binary can be described;
+// list_services names the services registered on the server it is added
+// to.
 //
 // Thread safety: AddReflectionV1 is called once per ServerBuilder, before
 // BuildAndStart. The service it registers answers streams on gRPC's callback
