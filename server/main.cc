@@ -17,7 +17,6 @@
 // A second signal exits at once with 128 + signal (143 / 130). Failing to
 // start (pinning to --cpus, the engine or a listener) exits 1.
 
-#include <grpcpp/server_posix.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +65,7 @@
 #include "server/read/response_memory.h"
 #include "server/read/stalled_calls.h"
 #include "server/read_door/read_door.h"
+#include "server/services/serving_state.h"
 
 namespace tailgate::server {
 namespace {
@@ -221,10 +221,7 @@ ConnectionLimits SplitDescriptors(const ServerConfig& config,
         std::min<int64_t>(config.max_connections, connections), 1,
         config.max_connections));
   };
-  // A connection to the loop front may hold a relay to the gRPC server as
-  // well (a socket pair): three descriptors.
-  limits.listen = bounded(
-      config.listen_front == ListenFront::kLoop ? grpc_left / 3 : grpc_left);
+  limits.listen = bounded(grpc_left);
   limits.read = config.read_listen.has_value() ? bounded(grpc_left) : 0;
   return limits;
 }
@@ -262,20 +259,14 @@ std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
   return std::make_unique<hedge::discovery::HostsFileResolver>(hosts);
 }
 
-// The loop front on --listen: the read door, relaying every call but Read
-// to a gRPC server with `read_service`, health and reflection and no
-// listener of its own. `door` is set on success; the listener's address is
-// the door's.
+// The loop front on --listen: the read door, serving Read, health (as
+// `serving` says) and reflection on the engine's loop; no gRPC server.
+// `door` is set on success; the listener's address is the door's (it has
+// no server or acceptor).
 absl::StatusOr<GrpcListener> StartLoopFront(
     const ServerConfig& config, const GrpcServerLimits& limits,
-    grpc::Service& read_service, ReadCore& core,
+    ReadCore& core, services::ServingState& serving,
     std::unique_ptr<read_door::ReadDoor>& door) {
-  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
-      BuildGrpcServer({&read_service}, limits);
-  if (!server.ok()) return server.status();
-  GrpcListener listener;
-  listener.server = *std::move(server);
-  grpc::Server* relayed_to = listener.server.get();
   absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> started =
       read_door::ReadDoor::Start(
           {.address = config.listen,
@@ -285,17 +276,11 @@ absl::StatusOr<GrpcListener> StartLoopFront(
            .max_request_bytes = config.max_grpc_memory_bytes,
            .accept_failed = limits.accept_failed,
            .refused = limits.refused,
-           .relay =
-               [relayed_to](int fd) {
-                 grpc::AddInsecureChannelFromFd(relayed_to, fd);
-                 return absl::OkStatus();
-               }},
+           .serving_state = &serving},
           core);
-  if (!started.ok()) {
-    listener.server->Shutdown();
-    return started.status();
-  }
+  if (!started.ok()) return started.status();
   door = *std::move(started);
+  GrpcListener listener;
   listener.address = door->address();
   return listener;
 }
@@ -403,18 +388,25 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
       .accept_failed = AcceptFailureLog(log, "grpc"),
       .refused = ConnectionRefusedLog(log, "grpc"),
       .quota = &grpc_quota};
-  // The loop front on --listen: Read on the engine's loop, every other call
-  // relayed to the gRPC server, which then has no listener of its own.
+  // Whether reads are served: what every health service on --listen says.
+  services::ServingState serving(false);
+  // The loop front on --listen: every call on the engine's loop, no gRPC
+  // server; or the gRPC library's server (--listen_front=grpc).
   std::unique_ptr<read_door::ReadDoor> listen_door;
   absl::StatusOr<GrpcListener> reads;
   if (config.listen_front == ListenFront::kGrpc) {
     reads = StartGrpcServer(config.listen, {&read_service}, listen_limits);
   } else {
-    reads = StartLoopFront(config, listen_limits, read_service,
-                           read_core, listen_door);
+    reads = StartLoopFront(config, listen_limits, read_core, serving,
+                           listen_door);
   }
   if (!reads.ok()) return Fatal(log, "listen", reads.status());
-  SetReadServing(*reads->server, true);
+  services::ServingState::Subscription library_health;
+  if (reads->server != nullptr) {
+    library_health = serving.Subscribe(
+        [&server = *reads->server](bool now) { SetReadServing(server, now); });
+  }
+  serving.Set(true);
   log.Info("listening",
            {{"service", "grpc"}, {"addr", reads->address.ToString()}});
 
@@ -494,7 +486,7 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   // Refuse and flip readiness first: once drain_start is logged, probes see
   // the drain.
   gate.StartDrain();
-  SetReadServing(*reads->server, false);
+  serving.Set(false);
   log.Info("drain_start", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
                            {"in_flight", gate.in_flight()},
                            {"drain_timeout", config.drain_timeout}});
@@ -506,10 +498,10 @@ int Run(const ServerConfig& config, const RawFlags& command_line,
   const auto now = absl::ToChronoTime(absl::Now());
   reads->acceptor.reset();  // no new connections from here on
   admin->acceptor.reset();
-  // The loop front first: it cancels what is left and closes its relays,
-  // so that it hands the gRPC server no connection once that shuts down.
+  // Each front ends its open streams with a status and cancels the reads
+  // left, before the engine goes.
   listen_door.reset();
-  reads->server->Shutdown(now);
+  if (reads->server != nullptr) reads->server->Shutdown(now);
   admin->server->Shutdown(now);
   read_door.reset();  // cancels what is left, before the engine goes
   http_door.reset();

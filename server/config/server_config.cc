@@ -177,10 +177,10 @@ ABSL_FLAG(std::string, read_listen, tailgate::server::RawFlags().read_listen,
           "reads as --listen at less CPU per read; no health or reflection "
           "there. Empty (default): off.");
 ABSL_FLAG(std::string, listen_front, tailgate::server::RawFlags().listen_front,
-          "What serves --listen: loop (default) serves HedgedRead.Read on the "
-          "engine's loop thread, as --read_listen does, and relays every other "
-          "call (health, reflection) to the gRPC library's server; grpc leaves "
-          "the whole port to that server (more CPU and latency per read).");
+          "What serves --listen: loop (default) serves every call "
+          "(HedgedRead.Read, health, reflection) on the engine's loop thread "
+          "with its own HTTP/2; grpc leaves the whole port to the gRPC "
+          "library's server (more CPU and latency per read).");
 ABSL_FLAG(std::string, http_max_connections,
           tailgate::server::RawFlags().http_max_connections,
           "Open connections the HTTP door keeps at once (1 to 1000000); one "

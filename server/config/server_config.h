@@ -170,8 +170,8 @@ struct ServerConfig {
   // --send_timeout as the --listen server does.
   std::optional<ListenAddress> read_listen;
   // What serves --listen (--listen_front): the read door, on the engine's
-  // loop, relaying every call but Read to the gRPC server (kLoop); or the
-  // gRPC server alone (kGrpc).
+  // loop, serving Read, health and reflection itself (kLoop); or the gRPC
+  // library's server (kGrpc).
   ListenFront listen_front = ListenFront::kLoop;
 };
 

@@ -42,8 +42,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildGrpcServer(
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   if (limits.quota != nullptr) builder.SetResourceQuota(*limits.quota);
-  // No listening port: connections are handed over (GrpcAcceptor, or the
-  // read door's relays).
+  // No listening port: GrpcAcceptor hands the server its connections.
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {

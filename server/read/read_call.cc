@@ -19,6 +19,10 @@ ReadError BufferFullError(const ResponseMemory& memory) {
 
 }  // namespace
 
+absl::Status ReadCore::ServiceBufferFullError() const {
+  return BufferFullError(memory_).status;
+}
+
 std::optional<ReadError> ReadCall::Start(const v1::ReadRequest& request,
                                          absl::Time call_deadline,
                                          ReadDone done) {

@@ -94,6 +94,15 @@ class ReadCore {
   hedge::Engine& engine() const { return engine_; }
   const ReadCoreLimits& limits() const { return limits_; }
 
+  // The answer of a call that is no read (a door's own services: health,
+  // reflection) counts against --max_buffered_bytes as a read's does:
+  // HoldServiceAnswer reserves `bytes` (false, and nothing is held, when
+  // they do not fit: answer ServiceBufferFullError), ReleaseServiceAnswer
+  // gives back what it held once the answer has been sent or dropped.
+  bool HoldServiceAnswer(int64_t bytes) { return memory_.TryHold(bytes); }
+  void ReleaseServiceAnswer(int64_t held) { memory_.Unhold(held); }
+  absl::Status ServiceBufferFullError() const;
+
  private:
   friend class ReadCall;
   hedge::Engine& engine_;

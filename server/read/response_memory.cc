@@ -30,8 +30,12 @@ bool ResponseMemory::TryHold(int64_t bytes) {
 }
 
 void ResponseMemory::Done(int64_t held) {
-  if (held > 0) held_.fetch_sub(held, std::memory_order_relaxed);
+  Unhold(held);
   calls_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ResponseMemory::Unhold(int64_t held) {
+  if (held > 0) held_.fetch_sub(held, std::memory_order_relaxed);
 }
 
 }  // namespace tailgate::server

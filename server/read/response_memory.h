@@ -41,6 +41,10 @@ class ResponseMemory {
   // The call is over; `held` is what its TryHold reserved (0 if none).
   void Done(int64_t held);
 
+  // Gives back `held` bytes TryHold reserved, the call going on (or held
+  // for no call: answers of services other than Read).
+  void Unhold(int64_t held);
+
   int64_t max_bytes() const { return max_bytes_; }
   int64_t calls() const { return calls_.load(std::memory_order_relaxed); }
   int64_t held_bytes() const { return held_.load(std::memory_order_relaxed); }

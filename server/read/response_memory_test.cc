@@ -37,6 +37,21 @@ TEST(ResponseMemoryTest, HeldBytesNeverPassTheCap) {
   EXPECT_EQ(memory.peak_held_bytes(), 100);
 }
 
+TEST(ResponseMemoryTest, UnholdGivesBytesBackAndKeepsTheCall) {
+  ResponseMemory memory(1, 100);
+  ASSERT_EQ(memory.TryAdmit(), Admission::kAdmitted);
+  EXPECT_TRUE(memory.TryHold(70));
+  memory.Unhold(70);
+  EXPECT_EQ(memory.held_bytes(), 0);
+  EXPECT_EQ(memory.calls(), 1);
+  // Held for no call at all (a service's answer): counted the same.
+  EXPECT_TRUE(memory.TryHold(100));
+  EXPECT_FALSE(memory.TryHold(1));
+  memory.Unhold(100);
+  memory.Unhold(0);
+  EXPECT_EQ(memory.held_bytes(), 0);
+}
+
 TEST(ResponseMemoryTest, AdmitsOnlyWithRoomForOneMoreLargestAnswer) {
   ResponseMemory memory(10, 100, /*admit_room=*/30);
   ASSERT_EQ(memory.TryAdmit(), Admission::kAdmitted);

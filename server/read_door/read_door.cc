@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "server/net/listen_socket.h"
 #include "server/net/loop_guest.h"
+#include "server/read/read_error.h"
 #include "server/read_door/read_door_impl.h"
 
 namespace tailgate::server::read_door {
@@ -41,24 +42,6 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
   // priority tree, which the door does not use: kept, they held up to
   // --max_streams_per_connection stream objects per connection.
   nghttp2_option_set_no_closed_streams(session_options_, 1);
-  if (options_.relay) {
-    if (nghttp2_session_callbacks_new(&relay_callbacks_) != 0 ||
-        nghttp2_option_new(&relay_options_) != 0) {
-      return absl::ResourceExhaustedError("cannot set up HTTP/2");
-    }
-    nghttp2_session_callbacks_set_on_header_callback(relay_callbacks_,
-                                                     &OnRelayHeader);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
-        relay_callbacks_, &OnRelayDataChunk);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(relay_callbacks_,
-                                                         &OnRelayFrame);
-    nghttp2_session_callbacks_set_on_stream_close_callback(relay_callbacks_,
-                                                           &OnRelayStreamClose);
-    // The window is given back as the client takes the answer
-    // (ReadRelayResponse), not as the relay receives it.
-    nghttp2_option_set_no_auto_window_update(relay_options_, 1);
-    nghttp2_option_set_no_closed_streams(relay_options_, 1);
-  }
 
   absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
   if (!fd.ok()) return fd.status();
@@ -83,6 +66,9 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
 }
 
 ReadDoor::Impl::~Impl() {
+  // No change is posted from here on; those posted already run before the
+  // teardown's first step.
+  serving_subscription_.Reset();
   TearDownFromOutside(
       core_.engine(), door_thread_,
       [this] {
@@ -96,15 +82,18 @@ ReadDoor::Impl::~Impl() {
       torn_down_);
 }
 
-// No new connection from here on. Reads still in flight (a drain that timed
-// out) are cancelled; once the engine has completed them (Deliver, which
-// answers UNAVAILABLE), FinishTeardown closes the rest: the engine must not
-// call back into a freed door.
+// No new connection from here on. Streams of the door's own services end
+// with a status (a client told UNAVAILABLE retries elsewhere; a dropped
+// socket says nothing). Reads still in flight (a drain that timed out) are
+// cancelled; once the engine has completed them (Deliver, which answers
+// UNAVAILABLE), FinishTeardown closes the rest: the engine must not call
+// back into a freed door.
 void ReadDoor::Impl::BeginTeardown() {
   stopping_ = true;
   accept_backoff_.reset();
   if (listener_ != nullptr) evconnlistener_free(listener_);
   listener_ = nullptr;
+  EndServiceCalls(ShuttingDownError().status);
   for (auto& [key, connection] : connections_) {
     for (Call* call : connection->calls) {
       if (call->state == Call::State::kReading) call->read.Shutdown();
@@ -129,14 +118,10 @@ void ReadDoor::Impl::FinishTeardown() {
     }
     if (connections_.contains(connection)) Close(connection);
   }
-  for (nghttp2_option* options : {session_options_, relay_options_}) {
-    if (options != nullptr) nghttp2_option_del(options);
-  }
-  for (nghttp2_session_callbacks* callbacks : {callbacks_, relay_callbacks_}) {
-    if (callbacks != nullptr) nghttp2_session_callbacks_del(callbacks);
-  }
-  session_options_ = relay_options_ = nullptr;
-  callbacks_ = relay_callbacks_ = nullptr;
+  if (session_options_ != nullptr) nghttp2_option_del(session_options_);
+  if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
+  session_options_ = nullptr;
+  callbacks_ = nullptr;
   torn_down_.Release();
 }
 
@@ -147,6 +132,7 @@ absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(
   absl::Status bound = RunOnLoopAndWait(
       core.engine(), [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
+  door->FollowServing();
   return std::unique_ptr<ReadDoor>(new ReadDoor(std::move(impl)));
 }
 

@@ -1,7 +1,7 @@
 // ReadDoor: HedgedRead.Read over gRPC, served on the engine's loop thread
-// (--read_listen). The same calls as the --listen server's Read, through
-// the same read core (server/read/read_call.h) and engine, answered by the
-// same mapping
+// (the loop front on --listen, and --read_listen). The same calls as the
+// gRPC library's Read, through the same read core (server/read/read_call.h)
+// and engine, answered by the same mapping
 // (the ReadResponse FillReadResponse builds, written by
 // read_response_wire.h; the status codes of tailgate.proto); what differs is
 // the front: the door speaks HTTP/2 cleartext (h2c, prior knowledge, as
@@ -9,14 +9,15 @@
 // never changes thread, from the request's frames to the answer's: no
 // gRPC thread pool, completion queue or hand-over.
 //
-// It serves one method itself, /tailgate.v1.HedgedRead/Read, unary,
-// uncompressed. Every other call (health checks, reflection, any method a
-// client asks for) is relayed when the door is given `relay` (it serves
-// --listen so): passed on, stream for stream, to the gRPC library's server
-// over an HTTP/2 connection of the door's own, one per client connection
-// that needs it, made on the first such call (a socket pair whose other
-// end `relay` hands to that server). Without `relay` (--read_listen), any
-// other path is answered UNIMPLEMENTED.
+// It serves /tailgate.v1.HedgedRead/Read, unary, uncompressed. Given a
+// `serving_state` (it serves --listen so), it serves on the same session
+// what a gRPC server answers besides: grpc.health.v1.Health Check and
+// Watch ("" and tailgate.v1.HedgedRead, SERVING or NOT_SERVING as the
+// state says; others NOT_FOUND for Check, SERVICE_UNKNOWN for Watch) and
+// server reflection v1 and v1alpha (server/services answers both). Any
+// other path is answered UNIMPLEMENTED. When the door is destroyed, open
+// Watch and reflection streams end with UNAVAILABLE "tailgate is shutting
+// down" in their trailers before the connection's GOAWAY.
 //
 // Protection, whatever a client sends:
 //   - at most `max_connections` open connections; one accepted beyond
@@ -41,12 +42,13 @@
 //     more frames only while less than a socket buffer's worth waits.
 //   - a stream reset by the client, or a connection closed, cancels its
 //     read through Engine::Cancel.
-//   - a relayed call's request bytes not yet taken by the server count
-//     against `max_request_bytes`, at most `max_message_bytes` per call
-//     (more fails the call RESOURCE_EXHAUSTED); its answer's bytes not yet
-//     taken by the client are at most the relay's flow-control window
-//     (64 KiB per connection), which the door widens only as the client
-//     takes them.
+//   - a health or reflection call is counted against `max_request_bytes`
+//     as a Read is (1 KiB, and its request bytes not yet answered: at most
+//     `max_message_bytes` and a message prefix); an open Watch holds less
+//     than the 1 KiB, and at most one status waits behind the one being
+//     sent, however long the client leaves it unread; reflection answers
+//     are sent one at a time per stream, each counted against
+//     --max_buffered_bytes, under `send_timeout`, as Read's answers.
 //
 // Threads: as the HTTP door (http_door.h): every connection, stream and
 // nghttp2 session lives on the engine's loop thread; Start and the
@@ -74,6 +76,7 @@
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
 #include "server/read/read_call.h"
+#include "server/services/serving_state.h"
 
 namespace tailgate::server::read_door {
 
@@ -94,11 +97,9 @@ struct ReadDoorOptions {
   // A connection was closed at accept: `max_connections` were open.
   // Called with the count so far.
   std::function<void(uint64_t refused)> refused;
-  // Set: calls of other methods are relayed; `relay` is given one end of a
-  // new socket pair (its own from then on, whatever it returns) for the
-  // server to serve. Called on the loop thread; an error fails the calls
-  // waiting for that relay with UNAVAILABLE.
-  std::function<absl::Status(int fd)> relay;
+  // Set: the door serves health (following this state) and reflection.
+  // Must outlive the door.
+  services::ServingState* serving_state = nullptr;
 };
 
 class ReadDoor {

@@ -184,12 +184,20 @@ void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
   absl::Time next = absl::InfiniteFuture();
   for (Call* call : connection->calls) {
     if (call->state != Call::State::kAnswering) continue;
-    if (call->read.send_deadline() <= now) {
-      call->read.DropUnsent();
+    // A Read's answer, or a service's message being sent.
+    const absl::Time deadline = call->service != nullptr
+                                    ? call->service->send_deadline
+                                    : call->read.send_deadline();
+    if (deadline <= now) {
+      if (call->service == nullptr) {
+        call->read.DropUnsent();
+      } else {
+        call->service->send_deadline = absl::InfiniteFuture();
+      }
       nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_CANCEL);
     } else {
-      next = std::min(next, call->read.send_deadline());
+      next = std::min(next, deadline);
     }
   }
   if (next != absl::InfiniteFuture()) {
@@ -211,9 +219,7 @@ void ReadDoor::Impl::Detach(Call* call) {
 
 void ReadDoor::Impl::Free(Call* call) {
   ReleaseBody(call);
-  if (call->relayed != nullptr) {
-    request_bytes_ -= static_cast<int64_t>(call->relayed->to_server.size());
-  }
+  if (call->service != nullptr) ReleaseServiceCall(call);
   request_bytes_ -= kCallBytes;
   delete call;  // finishes its read: the slot and the answer's bytes
 }

@@ -56,13 +56,12 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   wire.readable =
       event_new(self->base_, fd, EV_READ | EV_PERSIST, &Impl::OnReadable, c);
   wire.writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
-  wire.kick = event_new(self->base_, -1, 0, &Impl::OnKick, c);
   c->handshake_timer = evtimer_new(self->base_, &Impl::OnHandshakeTimeout, c);
   c->send_timer = evtimer_new(self->base_, &Impl::OnSendTimeout, c);
   self->connections_.emplace(c, std::move(connection));
   const timeval handshake = absl::ToTimeval(self->options_.handshake_timeout);
   if (wire.readable == nullptr || wire.writable == nullptr ||
-      wire.kick == nullptr || c->handshake_timer == nullptr ||
+      c->handshake_timer == nullptr ||
       c->send_timer == nullptr ||
       nghttp2_session_server_new2(&wire.session, self->callbacks_, c,
                                   self->session_options_) != 0 ||
@@ -114,12 +113,6 @@ void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
     return;
   }
   self->Flush(connection);
-}
-
-void ReadDoor::Impl::OnKick(evutil_socket_t, short, void* arg) noexcept {
-  auto* connection = static_cast<Connection*>(arg);
-  connection->door->door_thread_.AssertOnOwner();
-  connection->door->Flush(connection);
 }
 
 // The client sent no SETTINGS (its preface) in time: a connection that
@@ -192,7 +185,7 @@ ReadDoor::Impl::WireState ReadDoor::Impl::Send(Wire& wire,
 void ReadDoor::Impl::FreeWire(Wire& wire) {
   // nghttp2_session_del calls no callback.
   if (wire.session != nullptr) nghttp2_session_del(wire.session);
-  for (event* e : {wire.readable, wire.writable, wire.kick}) {
+  for (event* e : {wire.readable, wire.writable}) {
     if (e != nullptr) event_free(e);
   }
   if (wire.fd >= 0) close(wire.fd);
@@ -206,11 +199,6 @@ void ReadDoor::Impl::Flush(Connection* connection) {
 }
 
 void ReadDoor::Impl::Close(Connection* connection) {
-  // The relay first: its streams point at the calls.
-  if (connection->relay != nullptr) {
-    FreeWire(connection->relay->wire);
-    connection->relay.reset();
-  }
   // Calls whose read is in flight stay with the engine's callback; the
   // others go now.
   std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());

@@ -14,7 +14,9 @@
 //   - read_door_streams.cc: nghttp2's callbacks, which turn frames into
 //     calls;
 //   - read_door_calls.cc: a call's admission, its engine read, its answer,
-//     and the send timeout.
+//     and the send timeout;
+//   - read_door_services.cc: calls of the door's own services (health,
+//     reflection; service_call.h), when the door is given a serving state.
 //
 // Thread ownership: everything below runs on the engine's loop thread
 // (door_thread_, bound by Bind), and every callback asserts it; no lock,
@@ -44,6 +46,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "hedge/sync/thread_checker.h"
 #include "hedge/transport/engine.h"
@@ -52,12 +55,15 @@
 #include "server/net/loop_guest.h"
 #include "server/read/read_call.h"
 #include "server/read_door/read_door.h"
+#include "server/read_door/service_call.h"
+#include "server/services/serving_state.h"
 
 namespace tailgate::server::read_door {
 
 // What one call is counted for against max_request_bytes besides its
 // message: the Call, nghttp2's stream, their bookkeeping (about 600 bytes,
-// rounded up).
+// rounded up). An open health Watch holds no more (service_call.h): its
+// cost is bounded by this too.
 inline constexpr int64_t kCallBytes = 1024;
 
 class ReadDoor::Impl {
@@ -68,15 +74,14 @@ class ReadDoor::Impl {
 
   // Loop thread: binds the listener on the engine's base.
   absl::Status Bind(event_base* base);
+  // Start's thread, once bound: follows options_.serving_state, if set.
+  void FollowServing();
   const ListenAddress& address() const { return address_; }
 
  private:
   struct Call;
 
-  struct Relay;
-
-  // One end of an HTTP/2 connection the door speaks: a client's
-  // (Connection) or its own to the gRPC server (Relay). Door thread only.
+  // The door's end of a client's HTTP/2 connection. Door thread only.
   struct Wire {
     int fd = -1;
     nghttp2_session* session = nullptr;
@@ -84,10 +89,6 @@ class ReadDoor::Impl {
     // Armed while output waits for the socket, with --send_timeout as its
     // timeout: a socket that takes nothing for that long is closed.
     event* writable = nullptr;
-    // Activated (FlushSoon) when the other wire of a relayed call gave
-    // this one something to send: it is flushed from the loop, never from
-    // inside the other session's callbacks.
-    event* kick = nullptr;
     // Frames nghttp2 produced that the socket has not taken yet, from
     // output_sent on.
     std::string output;
@@ -106,46 +107,6 @@ class ReadDoor::Impl {
     event* handshake_timer = nullptr;
     event* send_timer = nullptr;       // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
-    // To the gRPC server, from the first relayed call on (options_.relay).
-    std::unique_ptr<Relay> relay;
-  };
-
-  // An HTTP/2 client connection over a socket pair whose other end the
-  // gRPC library's server serves (options_.relay): it carries the
-  // connection's calls of any method but Read, stream for stream. Door
-  // thread only; owned by its connection.
-  struct Relay {
-    Impl* door;
-    Connection* connection;
-    Wire wire;
-    bool going_away = false;  // the server sent GOAWAY: no new stream
-  };
-
-  // What a relayed call holds besides the Call: the request's header
-  // fields to pass on, and the bytes waiting in each direction.
-  struct Relayed {
-    std::vector<std::pair<std::string, std::string>> fields;
-    int32_t server_stream = -1;  // on the relay, once submitted
-    bool server_open = false;    // that stream is open
-    // Request bytes the relay has not taken yet (counted in
-    // request_bytes_).
-    std::string to_server;
-    // The request's gRPC framing, followed as it passes: a message that
-    // announces more than max_message_bytes fails the call before the
-    // server buffers it. In a message's 5-byte prefix while message_left
-    // is 0.
-    uint8_t prefix[5] = {};
-    size_t prefix_seen = 0;
-    uint64_t message_left = 0;
-    bool request_ended = false;
-    // The answer's header fields as they arrive, then its trailers.
-    std::vector<std::pair<std::string, std::string>> response_fields;
-    std::vector<std::pair<std::string, std::string>> trailers;
-    bool response_started = false;  // response headers given to the client
-    // Answer bytes the client has not taken yet; at most the relay's
-    // flow-control window (it is widened as they are taken).
-    std::string to_client;
-    bool response_ended = false;
   };
 
   // One call (an HTTP/2 stream). Door thread only. Owned by its
@@ -156,7 +117,6 @@ class ReadDoor::Impl {
       kReceiving,  // headers and message arriving
       kReading,    // the engine has the read
       kAnswering,  // the answer is being sent
-      kRelayed,    // passed on to the gRPC server (options_.relay)
     };
     Call(Connection* connection, int32_t stream_id, ReadCore& core)
         : connection(connection), stream_id(stream_id), read(core) {}
@@ -170,9 +130,6 @@ class ReadDoor::Impl {
     absl::Status refusal;
     int http_status = 200;
     bool grpc_content_type = false;  // content-type application/grpc seen
-    bool path_seen = false;
-    bool relay = false;     // a method to relay (its :path is not Read)
-    std::string authority;  // kept until the path says whether to relay
     int64_t header_bytes = 0;
     std::optional<absl::Duration> timeout;  // grpc-timeout
     std::string body;                       // the request's DATA
@@ -182,7 +139,8 @@ class ReadDoor::Impl {
     // The framed answer message, sent from answer_sent on, then trailers.
     std::string answer;
     size_t answer_sent = 0;
-    std::unique_ptr<Relayed> relayed;  // relayed calls only
+    // Set for a call of the door's own services (its :path is not Read).
+    std::unique_ptr<ServiceCall> service;
   };
 
   // libevent callbacks (read_door_connections.cc); arg is the Connection.
@@ -190,7 +148,6 @@ class ReadDoor::Impl {
                        sockaddr* address, int length, void* arg) noexcept;
   static void OnReadable(evutil_socket_t fd, short what, void* arg) noexcept;
   static void OnWritable(evutil_socket_t fd, short what, void* arg) noexcept;
-  static void OnKick(evutil_socket_t, short, void* arg) noexcept;
   static void OnHandshakeTimeout(evutil_socket_t, short, void* arg) noexcept;
   // read_door_calls.cc.
   static void OnSendTimeout(evutil_socket_t, short, void* arg) noexcept;
@@ -216,36 +173,6 @@ class ReadDoor::Impl {
                             uint32_t* data_flags, nghttp2_data_source* source,
                             void* user_data) noexcept;
 
-  // The relay (read_door_relay.cc). libevent callbacks: arg is the Relay.
-  static void OnRelayReadable(evutil_socket_t, short, void* arg) noexcept;
-  static void OnRelayWritable(evutil_socket_t, short what, void* arg) noexcept;
-  static void OnRelayKick(evutil_socket_t, short, void* arg) noexcept;
-  // nghttp2 callbacks of the relay's client session: user_data is the
-  // Relay, a stream's user data its Call.
-  static int OnRelayHeader(nghttp2_session* session, const nghttp2_frame* frame,
-                           const uint8_t* name, size_t name_length,
-                           const uint8_t* value, size_t value_length,
-                           uint8_t flags, void* user_data) noexcept;
-  static int OnRelayDataChunk(nghttp2_session* session, uint8_t flags,
-                              int32_t stream_id, const uint8_t* data,
-                              size_t length, void* user_data) noexcept;
-  static int OnRelayFrame(nghttp2_session* session, const nghttp2_frame* frame,
-                          void* user_data) noexcept;
-  static int OnRelayStreamClose(nghttp2_session* session, int32_t stream_id,
-                                uint32_t error_code, void* user_data) noexcept;
-  // Data sources: the request to the server (on the relay's session), the
-  // answer to the client (on the connection's).
-  static ssize_t ReadRelayRequest(nghttp2_session* session, int32_t stream_id,
-                                  uint8_t* buffer, size_t length,
-                                  uint32_t* data_flags,
-                                  nghttp2_data_source* source,
-                                  void* user_data) noexcept;
-  static ssize_t ReadRelayResponse(nghttp2_session* session, int32_t stream_id,
-                                   uint8_t* buffer, size_t length,
-                                   uint32_t* data_flags,
-                                   nghttp2_data_source* source,
-                                   void* user_data) noexcept;
-
   // Wires (read_door_connections.cc).
   // Hands nghttp2 what the socket has.
   static WireState Receive(Wire& wire);
@@ -254,7 +181,6 @@ class ReadDoor::Impl {
   // full.
   static WireState Send(Wire& wire, absl::Duration stall);
   static void FreeWire(Wire& wire);
-  static void FlushSoon(Wire& wire) { event_active(wire.kick, EV_TIMEOUT, 1); }
 
   // Connections (read_door_connections.cc).
   // Writes what the connection has to send; closes it on an error or once
@@ -262,8 +188,7 @@ class ReadDoor::Impl {
   // Flush.
   void Flush(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Frees the connection and its relay; its calls' reads in flight are
-  // cancelled.
+  // Frees the connection; its calls' reads in flight are cancelled.
   void Close(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
@@ -284,30 +209,42 @@ class ReadDoor::Impl {
   // request_bytes_.
   void ReleaseBody(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
-  // Relayed calls (read_door_relay.cc).
-  // Its request headers have ended: opens its stream to the server (and
-  // the relay, for the connection's first).
-  void StartRelayed(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Makes the connection's relay and hands its other end to the server.
-  absl::Status OpenRelay(Connection* connection)
+  // Calls of the door's own services (read_door_services.cc).
+  // Makes `call` one if the door serves them and `path` names one.
+  bool MakeServiceCall(Call* call, absl::string_view path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // More of its request has arrived (or its end): passed on.
-  void ForwardRequest(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Follows the messages in `data`, the next bytes of a relayed request;
-  // false once one announces more than max_message_bytes.
-  bool FollowRelayedFraming(Relayed& relayed, const uint8_t* data,
-                            size_t length) const;
-  // Ends a relayed call that cannot go on: answered `status` if the client
-  // has no response headers yet, else reset; its server stream is reset.
-  void FailRelayed(Call* call, const absl::Status& status)
+  // A HEADERS or DATA frame of the call's request has been received.
+  void ContinueServiceCall(Call* call, bool request_ended)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // Lets go of the call's server stream (reset if still open).
-  void LeaveServerStream(Call* call)
+  // Answers the next whole reflection request, once the answer before it
+  // has been taken by nghttp2; ends the stream after the client's.
+  void ServeReflection(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Response headers, with ReadServiceMessages as the message source.
+  void SubmitServiceResponse(Call* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  void FlushRelay(Relay* relay) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // The relay failed or the server closed it: its calls fail UNAVAILABLE
-  // and it is freed (the next relayed call opens another).
-  void DropRelay(Relay* relay) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Ends the call with `status`: trailers alone if nothing was sent yet,
+  // else trailers once the message being sent is out. The first end
+  // stands.
+  void EndServiceCall(Call* call, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // `message` has been taken by nghttp2: queues the next, if any.
+  void NextServiceMessage(Call* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Free's part: the watch list, the answer bytes held.
+  void ReleaseServiceCall(Call* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The serving state may have changed: each Watch following it is sent
+  // the new status (replacing one the client has not taken yet).
+  void PublishServing() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Teardown: every service call still open ends with `status`.
+  void EndServiceCalls(const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The messages of a service call's answer (a data source).
+  static ssize_t ReadServiceMessages(nghttp2_session* session,
+                                     int32_t stream_id, uint8_t* buffer,
+                                     size_t length, uint32_t* data_flags,
+                                     nghttp2_data_source* source,
+                                     void* user_data) noexcept;
 
   // Teardown (read_door.cc).
   void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -320,8 +257,10 @@ class ReadDoor::Impl {
   ListenAddress address_;
   nghttp2_session_callbacks* callbacks_ = nullptr;
   nghttp2_option* session_options_ = nullptr;
-  nghttp2_session_callbacks* relay_callbacks_ = nullptr;
-  nghttp2_option* relay_options_ = nullptr;
+  // While set, changes of options_.serving_state are posted to the loop
+  // (PublishServing). Made by Start, reset by the destructor before the
+  // teardown, on the thread that starts and destroys the door.
+  services::ServingState::Subscription serving_subscription_;
 
   // The engine's loop thread (bound by Bind); the destructor's if the loop
   // is not running.
@@ -336,6 +275,8 @@ class ReadDoor::Impl {
   // The request bytes calls hold (their `body`, and kCallBytes for each
   // call), at most options_.max_request_bytes.
   int64_t request_bytes_ ABSL_GUARDED_BY(door_thread_) = 0;
+  // The open health Watch calls.
+  absl::flat_hash_set<Call*> watches_ ABSL_GUARDED_BY(door_thread_);
   // Connections closed at accept for the limit, so far.
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
 

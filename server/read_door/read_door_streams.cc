@@ -85,39 +85,12 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
   const absl::string_view key = View(name, name_length);
   const absl::string_view text = View(value, value_length);
   if (key == ":path") {
-    call->path_seen = true;
-    if (text == kReadPath) {
-      std::string().swap(call->authority);
-    } else if (self->options_.relay) {
-      // Passed on as it came; the gRPC server checks the rest.
-      call->relay = true;
-      call->relayed = std::make_unique<Relayed>();
-      auto& fields = call->relayed->fields;
-      fields.emplace_back(":method", "POST");
-      fields.emplace_back(":scheme", "http");
-      fields.emplace_back(":path", std::string(text));
-      if (!call->authority.empty()) {
-        fields.emplace_back(":authority", std::move(call->authority));
-      }
-    } else {
-      Refuse(call->refusal, absl::UnimplementedError(absl::StrCat(
-                                "this port serves ", kReadPath, " only; ", text,
-                                " is not served here")));
+    // Read, a method of the door's own services, or nothing served here.
+    if (text != kReadPath && !self->MakeServiceCall(call, text)) {
+      Refuse(call->refusal,
+             absl::UnimplementedError(absl::StrCat(
+                 "method ", text, " is not served on this port")));
     }
-    return 0;
-  }
-  if (key == ":authority") {
-    // Kept for a call that turns out to be relayed (its :path may come
-    // later).
-    if (call->relay) {
-      call->relayed->fields.emplace_back(std::string(key), std::string(text));
-    } else if (!call->path_seen) {
-      call->authority.assign(text.data(), text.size());
-    }
-    return 0;
-  }
-  if (call->relay && key != ":method" && key != ":scheme") {
-    call->relayed->fields.emplace_back(std::string(key), std::string(text));
     return 0;
   }
   if (key == ":method") {
@@ -166,38 +139,8 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, stream_id));
   if (call == nullptr || !call->refusal.ok()) return 0;
-  if (call->relay) {
-    if (call->state != Call::State::kRelayed) return 0;  // failed already
-    Relayed& relayed = *call->relayed;
-    if (!relayed.server_open) return 0;  // the server has answered
-    if (!self->FollowRelayedFraming(relayed, data, length)) {
-      self->FailRelayed(call, absl::ResourceExhaustedError(absl::StrCat(
-                                  "request message larger than ",
-                                  self->options_.max_message_bytes, " bytes")));
-      return 0;
-    }
-    if (relayed.to_server.size() + length >
-        kMessagePrefixBytes +
-            static_cast<size_t>(self->options_.max_message_bytes)) {
-      self->FailRelayed(
-          call, absl::ResourceExhaustedError(
-                    absl::StrCat("more than ", self->options_.max_message_bytes,
-                                 " request bytes wait for the gRPC server on "
-                                 "this call")));
-      return 0;
-    }
-    if (self->request_bytes_ + static_cast<int64_t>(length) >
-        self->options_.max_request_bytes) {
-      self->FailRelayed(call,
-                        absl::ResourceExhaustedError(
-                            "the door holds as many request bytes as it may "
-                            "(--max_grpc_memory_bytes); try again"));
-      return 0;
-    }
-    relayed.to_server.append(reinterpret_cast<const char*>(data), length);
-    self->request_bytes_ += static_cast<int64_t>(length);
-    return 0;
-  }
+  // A Read's message, or a service call's requests not answered yet: both
+  // bounded alike.
   if (call->body.size() + length >
       kMessagePrefixBytes +
           static_cast<size_t>(self->options_.max_message_bytes)) {
@@ -239,13 +182,8 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
       nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
   if (call == nullptr) return 0;
   const bool ended = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
-  if (call->relay && call->refusal.ok()) {
-    if (ended) call->relayed->request_ended = true;
-    if (call->state == Call::State::kReceiving) {
-      self->StartRelayed(call);  // the request's headers
-    } else if (call->state == Call::State::kRelayed) {
-      self->ForwardRequest(call);
-    }
+  if (call->service != nullptr) {
+    self->ContinueServiceCall(call, ended);
     return 0;
   }
   if (call->state != Call::State::kReceiving) return 0;
@@ -268,7 +206,6 @@ int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
   if (call == nullptr) return 0;
   nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
   connection->calls.erase(call);
-  if (call->relayed != nullptr) self->LeaveServerStream(call);
   self->Detach(call);
   return 0;
 }

@@ -1,9 +1,9 @@
 // --listen as served by either front (--listen_front): the loop front (the
-// default), which serves Read on the engine's loop and relays every other
-// call to the gRPC library's server, and the gRPC server alone. A client
-// must not be able to tell them apart by what they answer: Read, health
-// (Check and Watch, through a drain), reflection in both versions and
-// unknown methods, on one connection, and a relayed call's limits.
+// default), which serves every call on the engine's loop with its own
+// HTTP/2, and the gRPC library's server. A client must not be able to tell
+// them apart by what they answer: Read, health (Check and Watch, through a
+// drain), reflection in both versions and unknown methods, on one
+// connection, and the limits of a call other than Read.
 
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -148,7 +148,7 @@ TEST_P(LoopFrontE2eTest, CancelledWatchesEndTheirStreamsAtTheServer) {
   EXPECT_TRUE(Read("/after", &response).ok());
 }
 
-TEST_P(LoopFrontE2eTest, ARelayedMessageOverTheLimitIsResourceExhausted) {
+TEST_P(LoopFrontE2eTest, AHealthMessageOverTheLimitIsResourceExhausted) {
   AddReplica(Always(Body("ok")));
   StartFront();
   // HealthCheckRequest.service (field 1) of 100 KiB: over the 64 KiB a
@@ -167,7 +167,7 @@ TEST_P(LoopFrontE2eTest, ARelayedMessageOverTheLimitIsResourceExhausted) {
   EXPECT_EQ(HealthCheck(channel_, "").value_or(-1), kServing);
 }
 
-TEST_P(LoopFrontE2eTest, ReadsAndRelayedCallsInterleaveOnOneConnection) {
+TEST_P(LoopFrontE2eTest, ReadsAndHealthCallsInterleaveOnOneConnection) {
   AddReplica(Always(Body("ok", absl::Milliseconds(5))));
   StartFront({"--hedge_fraction=0"});
   constexpr int kThreads = 8;

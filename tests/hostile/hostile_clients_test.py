@@ -9,7 +9,7 @@ HedgedRead.Read: --listen as served by default, by the loop front
 (--listen_front=grpc, GrpcFrontAttacksTest) and the read door
 (--read_listen, ReadDoorAttacksTest). What only one door has is tested in
 its own class: gRPC's memory quota here, the loop's own HTTP/2 limits and
-its relay in read_door_hostile_test.py.
+its health and reflection calls in read_door_hostile_test.py.
 
 Each test starts its own sidecar, so that its peak memory is that test's.
 Memory bounds are checked against the plain build only: under

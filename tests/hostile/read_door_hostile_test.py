@@ -1,8 +1,9 @@
 """Hostile clients against the read door, which speaks HTTP/2 itself
 (nghttp2): the limits server/read_door/read_door.h promises, each checked
 with raw frames (raw_h2) against the real sidecar, on --read_listen; and
-its relay of every other call to the gRPC server, on --listen (the loop
-front). The attacks every door shares are in hostile_clients_test.py.
+the calls it serves besides Read on --listen (the loop front): health
+Check and Watch, server reflection. The attacks every door shares are in
+hostile_clients_test.py.
 """
 
 import re
@@ -290,13 +291,13 @@ def reflection_request(symbol):
     return b"\x22" + bytes([len(symbol)]) + symbol
 
 
-class RelayHostileClientTest(HostileTestCase):
-    """The loop front's relay (--listen): calls of other methods, passed on
-    to the gRPC server, cannot make the door hold more than its bounds."""
+class ServiceCallsHostileClientTest(HostileTestCase):
+    """The loop front's own services besides Read (--listen): health and
+    reflection calls cannot make the door hold more than its bounds."""
 
     DOOR = "loop"
 
-    def assert_relay_serves(self, sidecar):
+    def assert_reflection_serves(self, sidecar):
         connection = raw_h2.Connection(sidecar.door)
         stream = connection.start_call(method=REFLECTION)
         connection.send(stream, raw_h2.grpc_frame(
@@ -307,13 +308,13 @@ class RelayHostileClientTest(HostileTestCase):
         self.assertEqual((status, reset), (OK, None), text)
         self.assertIn(b"tailgate/v1/tailgate.proto", answer)
 
-    def test_a_relayed_message_of_2_gib_is_cut_off(self):
+    def test_a_reflection_message_of_2_gib_is_cut_off(self):
         sidecar = self.start()
         connection = raw_h2.Connection(sidecar.door)
         stream = connection.start_call(method=REFLECTION)
         # Announce 2 GiB and send 64 MiB of it: the door follows the
-        # relayed messages' framing and fails the call at the prefix,
-        # before the server buffers any of it.
+        # messages' framing and fails the call at the prefix, buffering
+        # none of it.
         connection.send(stream, raw_h2.grpc_frame(b"", declared_length=2**31 - 1))
         connection.send(stream, b"\0" * (64 * MIB), end=True)
         status, text, reset = connection.finish(stream)
@@ -321,16 +322,18 @@ class RelayHostileClientTest(HostileTestCase):
         self.assertEqual(status, RESOURCE_EXHAUSTED, (text, reset))
         self.assertIn("65536", text)
         self.assert_peak_below(sidecar, BASELINE)
-        self.report("relayed_length_prefix_2GiB", sidecar,
+        self.report("reflection_length_prefix_2GiB", sidecar,
                     "RESOURCE_EXHAUSTED")
-        self.assert_relay_serves(sidecar)
+        self.assert_reflection_serves(sidecar)
         self.assert_normal_read_works(sidecar)
 
-    def test_relayed_answers_nobody_reads_are_held_to_the_window(self):
-        sidecar = self.start("--max_streams_per_connection=256")
+    def test_reflection_answers_nobody_reads_are_bounded_and_reset(self):
+        sidecar = self.start("--max_streams_per_connection=256",
+                             "--send_timeout=1s")
         # A client that opens no flow-control window asks for the same
-        # file descriptors 200 times over: the answers wait, held to the
-        # relay's window, while other connections are served.
+        # file descriptors 200 times over: each answer is held against
+        # --max_buffered_bytes until the send timeout resets its stream,
+        # while other connections are served.
         connection = raw_h2.Connection(sidecar.door, window=0)
         streams = []
         for _ in range(200):
@@ -339,19 +342,19 @@ class RelayHostileClientTest(HostileTestCase):
                 reflection_request(b"tailgate.v1.HedgedRead")), end=True)
             streams.append(stream)
         self.assert_normal_read_works(sidecar)
-        self.assert_relay_serves(sidecar)
+        self.assert_reflection_serves(sidecar)
         self.assert_peak_below(sidecar, BASELINE)
-        for stream in streams[:100]:
-            connection.reset(stream)
+        status, text, reset = connection.finish(streams[0])
+        self.assertEqual(reset, CANCEL, (status, text))
         connection.close()
-        self.report("relayed_answers_unread_200", sidecar, "held")
-        self.assert_relay_serves(sidecar)
+        self.report("reflection_answers_unread_200", sidecar, "reset")
+        self.assert_reflection_serves(sidecar)
 
-    def test_the_relay_window_is_given_back_as_answers_are_taken(self):
+    def test_answers_on_one_connection_pass_the_first_window(self):
         sidecar = self.start()
-        # Relayed answers well past the relay's 64 KiB window on one
-        # connection: each is served only if the window taken by the ones
-        # before it was given back.
+        # Reflection answers well past a connection's first 64 KiB window
+        # on one connection: each is served only if the window the ones
+        # before it took was given back.
         connection = raw_h2.Connection(sidecar.door)
         received = 0
         for _ in range(60):
@@ -364,11 +367,11 @@ class RelayHostileClientTest(HostileTestCase):
         connection.close()
         self.assertGreater(received, 2 * 65536)
 
-    def test_a_client_resetting_relayed_calls_leaves_nothing_behind(self):
+    def test_a_client_resetting_watches_leaves_nothing_behind(self):
         sidecar = self.start("--max_streams_per_connection=8")
         connection = raw_h2.Connection(sidecar.door)
         # 500 watches opened and reset at once: with 8 streams a
-        # connection, each reset must reach the server for the next to go.
+        # connection, each reset must free its stream for the next to go.
         for _ in range(500):
             stream = connection.start_call(method="/grpc.health.v1.Health/Watch")
             connection.send(stream, raw_h2.grpc_frame(b""), end=True)
@@ -379,6 +382,55 @@ class RelayHostileClientTest(HostileTestCase):
         self.assertEqual((status, reset), (OK, None), text)
         self.assertEqual(connection.responses[stream]["data"][5:], b"\x08\x01")
         connection.close()
+        self.assert_normal_read_works(sidecar)
+
+    def test_open_watches_are_bounded_by_the_request_memory(self):
+        # Each open call counts 1 KiB against --max_grpc_memory_bytes: 1 MiB
+        # holds at most 1024 open Watches, however many streams and
+        # connections a client opens; a stream opened with no room left is
+        # refused (REFUSED_STREAM, or RESOURCE_EXHAUSTED for one whose
+        # message finds no room). Each Watch held open answers SERVING.
+        sidecar = self.start("--max_grpc_memory_bytes=1048576",
+                             "--max_streams_per_connection=1000")
+        connections, held = [], 0
+        refused = 0
+        for _ in range(3):
+            connection = raw_h2.Connection(sidecar.door)
+            streams = []
+            for _ in range(500):
+                stream = connection.start_call(
+                    method="/grpc.health.v1.Health/Watch")
+                connection.send(stream, raw_h2.grpc_frame(b""), end=True)
+                streams.append(stream)
+            # Until every stream has its first answer or its refusal.
+            def settled():
+                return all(connection.ended(s) or
+                           connection.responses[s]["data"] for s in streams)
+            while not settled() and connection.pump():
+                pass
+            self.assertTrue(settled())
+            for s in streams:
+                if connection.ended(s):
+                    # Refused when it opened, or when its message came
+                    # with the bound reached.
+                    status, text, reset = connection.finish(s)
+                    self.assertTrue(reset == REFUSED_STREAM or
+                                    status == RESOURCE_EXHAUSTED,
+                                    (status, text, reset))
+                    refused += 1
+                else:
+                    self.assertEqual(connection.responses[s]["data"][5:],
+                                     b"\x08\x01")
+                    held += 1
+            connections.append(connection)
+        self.assertLessEqual(held, 1024)
+        self.assertGreater(held, 900)
+        self.assertEqual(held + refused, 1500)
+        self.assert_peak_below(sidecar, BASELINE)
+        self.report("open_watches_1500", sidecar,
+                    "%d held, %d refused" % (held, refused))
+        for connection in connections:
+            connection.close()
         self.assert_normal_read_works(sidecar)
 
 
