@@ -7,6 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/grpc/grpc_acceptor.h"
 #include "server/grpc/reflection_v1.h"
@@ -51,6 +53,11 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> BuildGrpcServer(
   return server;
 }
 
+GrpcListener::~GrpcListener() {
+  acceptor.reset();
+  if (server != nullptr) server->Shutdown(absl::ToChronoTime(absl::Now()));
+}
+
 absl::StatusOr<GrpcListener> StartGrpcServer(
     const ListenAddress& address, absl::Span<grpc::Service* const> services,
     const GrpcServerLimits& limits) {
@@ -59,11 +66,11 @@ absl::StatusOr<GrpcListener> StartGrpcServer(
   if (!server.ok()) return server.status();
   GrpcListener listener;
   listener.server = *std::move(server);
-  absl::StatusOr<std::unique_ptr<GrpcAcceptor>> acceptor = GrpcAcceptor::Start(
-      address, listener.server.get(),
-      {.max_connections = limits.max_connections,
-       .accept_failed = limits.accept_failed,
-       .refused = limits.refused});
+  absl::StatusOr<std::unique_ptr<GrpcAcceptor>> acceptor =
+      GrpcAcceptor::Start(address, listener.server.get(),
+                          {.max_connections = limits.max_connections,
+                           .accept_failed = limits.accept_failed,
+                           .refused = limits.refused});
   if (!acceptor.ok()) {
     listener.server->Shutdown();
     return acceptor.status();

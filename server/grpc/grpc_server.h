@@ -28,11 +28,19 @@
 
 namespace tailgate::server {
 
+// Destroying it stops accepting, then shuts the server down at once: calls
+// still open are cancelled, and the destructor returns once each has
+// completed (a read's completion needs the engine, which must still run).
 struct GrpcListener {
+  GrpcListener() = default;
+  GrpcListener(GrpcListener&&) = default;
+  GrpcListener& operator=(GrpcListener&&) = default;
+  ~GrpcListener();
+
   std::unique_ptr<grpc::Server> server;
   ListenAddress address;  // as bound: the real port when 0 was asked for
   // Accepts for `server`; declared last, so destroyed (no more connections)
-  // before the server. Reset it before Shutdown to stop accepting first.
+  // before the server.
   std::unique_ptr<GrpcAcceptor> acceptor;
 };
 

@@ -1,0 +1,289 @@
+#include "server/sidecar/sidecar.h"
+
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "cpus/cpu_set.h"
+#include "server/observability/metrics.h"
+#include "server/process/file_limit.h"
+#include "server/process/sched_policy.h"
+#include "server/process/termination_signals.h"
+#include "server/sidecar/connection_limits.h"
+#include "server/sidecar/start_log.h"
+
+namespace tailgate::server {
+namespace {
+
+// /healthz's probe of the gRPC door on --listen: how long it may take, and
+// how long a result is reused.
+constexpr absl::Duration kDoorProbeDeadline = absl::Seconds(2);
+constexpr absl::Duration kDoorProbeInterval = absl::Seconds(1);
+constexpr absl::Duration kIdleTrimPeriod = absl::Seconds(1);
+// How often the stalled-calls thread looks for unsent answers.
+constexpr absl::Duration kStalledCallsTick = absl::Seconds(1);
+
+// The resolver of `resolve` replicas' names: the system's, unless the
+// testing seam (discovery::kTestingHostsFileVariable) names a hosts file.
+std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
+  const char* hosts = getenv(hedge::discovery::kTestingHostsFileVariable);
+  if (hosts == nullptr || hosts[0] == '\0') {
+    return std::make_unique<hedge::discovery::SystemResolver>();
+  }
+  log.Warn("testing_hosts_file",
+           {{"path", hosts},
+            {"reason", absl::StrCat(hedge::discovery::kTestingHostsFileVariable,
+                                    " is set: names resolve from this file "
+                                    "only (a testing seam)")}});
+  return std::make_unique<hedge::discovery::HostsFileResolver>(hosts);
+}
+
+bool Failed(StartFailure& failure, std::string what, absl::Status status) {
+  failure = {std::move(what), std::move(status)};
+  return false;
+}
+
+}  // namespace
+
+Sidecar::Sidecar(const ServerConfig& config, uint64_t file_limit, Logger& log)
+    : config_(config),
+      log_(log),
+      connections_(SplitDescriptors(config, file_limit)),
+      circuit_log_(log),
+      response_memory_(config.engine.admission.max_requests,
+                       config.max_buffered_bytes,
+                       config.engine.max_response_bytes),
+      stalled_calls_(config.send_timeout, kStalledCallsTick),
+      grpc_quota_("tailgate") {
+  log_.Info("connection_limits", {{"listen", connections_.listen},
+                                  {"admin", connections_.admin},
+                                  {"http", connections_.http},
+                                  {"read", connections_.read},
+                                  {"reserved", connections_.reserved}});
+  rejections_.WatchResponseMemory(&response_memory_);
+  grpc_quota_.Resize(static_cast<size_t>(config.max_grpc_memory_bytes));
+  // Threads for the library's synchronous handlers (v1alpha reflection
+  // with --listen_front=grpc); every other service is callback-based.
+  grpc_quota_.SetMaxThreads(kMaxGrpcSyncThreads);
+}
+
+std::unique_ptr<Sidecar> Sidecar::Start(const ServerConfig& config,
+                                        const RawFlags& command_line,
+                                        const OnCommandLine& on_command_line,
+                                        Logger& log, StartFailure& failure) {
+  LogStart(log, config);
+  uint64_t file_limit = 0;  // 0: unknown
+  if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
+    file_limit = files->soft;
+    log.Info("file_limit", {{"soft_before", files->before},
+                            {"soft", files->soft},
+                            {"hard", files->hard}});
+  } else {
+    log.Warn("file_limit_unchanged", {{"error", files.status().message()}});
+  }
+  // Before the sidecar's first thread: every thread inherits the CPUs.
+  if (!config.cpus.empty()) {
+    const absl::Status pinned = PinThisThread(config.cpus);
+    if (!pinned.ok()) {
+      Failed(failure, "cpus", pinned);
+      return nullptr;
+    }
+  }
+  std::unique_ptr<Sidecar> sidecar(new Sidecar(config, file_limit, log));
+  if (!sidecar->StartEngine(failure)) return nullptr;
+  sidecar->StartReload(command_line, on_command_line);
+  sidecar->admin_service_.emplace(
+      *sidecar->engine_, sidecar->rejections_,
+      [s = sidecar.get()] { return s->ReloadCounts(); });
+  if (!sidecar->StartListen(failure) || !sidecar->StartAdmin(failure) ||
+      !sidecar->StartMetrics(failure) || !sidecar->StartHttpDoor(failure) ||
+      !sidecar->StartReadDoor(failure)) {
+    return nullptr;
+  }
+  return sidecar;
+}
+
+bool Sidecar::StartEngine(StartFailure& failure) {
+  resolver_ = MakeResolver(log_);
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = hedge::Engine::Create(
+      config_.engine, hedge::SteadyClock(), &circuit_log_, resolver_.get());
+  if (!engine.ok()) return Failed(failure, "engine", engine.status());
+  engine_ = *std::move(engine);
+  // The engine loop has started with the process's own policy; gRPC and
+  // the HTTP listener start their threads from here on and inherit this.
+  if (config_.sched_policy == SchedPolicy::kBatch) {
+    if (const absl::Status set = SetThisThreadPolicy(SchedPolicy::kBatch);
+        !set.ok()) {
+      // A sandbox that forbids it costs throughput, not correctness.
+      log_.Warn("sched_policy_unchanged", {{"error", set.message()}});
+    }
+  }
+  // Heap memory a burst of reads freed, and the engine's transfer slots
+  // beyond a reserve, go back to the kernel once the reads stop for a
+  // second (idle_trim.h).
+  idle_trim_ = std::make_unique<IdleTrim>(
+      [&engine = *engine_] { return engine.Snapshot().requests; },
+      kIdleTrimPeriod,
+      [&engine = *engine_] {
+        engine.ReleaseIdleMemory();
+        malloc_trim(0);
+      });
+  read_core_.emplace(*engine_, gate_, rejections_, response_memory_,
+                     ReadCoreLimits{.timeout = config_.engine.timeout,
+                                    .send_timeout = config_.send_timeout});
+  read_service_.emplace(*read_core_, stalled_calls_);
+  return true;
+}
+
+void Sidecar::StartReload(const RawFlags& command_line,
+                          const OnCommandLine& on_command_line) {
+  if (command_line.config.empty()) return;
+  reloader_ = std::make_unique<ConfigReloader>(command_line, on_command_line,
+                                               config_, *engine_, log_);
+  absl::StatusOr<std::unique_ptr<ConfigFileWatch>> started =
+      ConfigFileWatch::Start(command_line.config, kConfigWatchDebounce, [this] {
+        reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+      });
+  if (started.ok()) {
+    watch_ = *std::move(started);
+  } else {
+    // SIGHUP still reloads.
+    log_.Warn("config_watch_failed", {{"error", started.status().message()}});
+  }
+}
+
+ReloadSnapshot Sidecar::ReloadCounts() const {
+  return reloader_ != nullptr ? reloader_->Counts() : ReloadSnapshot();
+}
+
+bool Sidecar::StartListen(StartFailure& failure) {
+  if (config_.listen_front == ListenFront::kGrpc) {
+    absl::StatusOr<GrpcListener> listener = StartGrpcServer(
+        config_.listen, {&*read_service_},
+        {.max_streams_per_connection = config_.max_streams_per_connection,
+         .max_connections = connections_.listen,
+         .accept_failed = AcceptFailureLog(log_, "grpc"),
+         .refused = ConnectionRefusedLog(log_, "grpc"),
+         .quota = &grpc_quota_});
+    if (!listener.ok()) return Failed(failure, "listen", listener.status());
+    listen_ = *std::move(listener);
+    library_health_ = serving_.Subscribe(
+        [&server = *listen_.server](bool now) { SetReadServing(server, now); });
+  } else {
+    // The loop front: every call on the engine's loop, no gRPC server.
+    absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> door =
+        read_door::ReadDoor::Start(
+            {.address = config_.listen,
+             .max_connections = connections_.listen,
+             .max_streams_per_connection = config_.max_streams_per_connection,
+             .send_timeout = config_.send_timeout,
+             .max_request_bytes = config_.max_grpc_memory_bytes,
+             .accept_failed = AcceptFailureLog(log_, "grpc"),
+             .refused = ConnectionRefusedLog(log_, "grpc"),
+             .serving_state = &serving_},
+            *read_core_);
+    if (!door.ok()) return Failed(failure, "listen", door.status());
+    listen_door_ = *std::move(door);
+    listen_.address = listen_door_->address();
+  }
+  serving_.Set(true);
+  log_.Info("listening",
+            {{"service", "grpc"}, {"addr", listen_.address.ToString()}});
+  return true;
+}
+
+bool Sidecar::StartAdmin(StartFailure& failure) {
+  absl::StatusOr<GrpcListener> listener =
+      StartGrpcServer(config_.admin, {&*admin_service_},
+                      {.max_connections = connections_.admin,
+                       .accept_failed = AcceptFailureLog(log_, "admin"),
+                       .refused = ConnectionRefusedLog(log_, "admin"),
+                       .quota = &grpc_quota_});
+  if (!listener.ok()) return Failed(failure, "admin", listener.status());
+  admin_ = *std::move(listener);
+  SetAdminServing(*admin_.server);
+  log_.Info("listening",
+            {{"service", "admin"}, {"addr", admin_.address.ToString()}});
+  return true;
+}
+
+bool Sidecar::StartMetrics(StartFailure& failure) {
+  door_probe_.emplace(listen_.address, kDoorProbeDeadline, kDoorProbeInterval);
+  absl::StatusOr<std::unique_ptr<HttpEndpoints>> metrics = HttpEndpoints::Start(
+      config_.metrics_listen,
+      {.metrics =
+           [this] {
+             return RenderMetrics(engine_->Snapshot(), rejections_.Snapshot(),
+                                  ReloadCounts());
+           },
+       .ready = [this] { return !gate_.draining(); },
+       .live = [this] { return door_probe_->Check(); },
+       .accept_failed = AcceptFailureLog(log_, "metrics")});
+  if (!metrics.ok()) return Failed(failure, "metrics_listen", metrics.status());
+  metrics_ = *std::move(metrics);
+  log_.Info("listening",
+            {{"service", "metrics"}, {"addr", metrics_->address().ToString()}});
+  return true;
+}
+
+bool Sidecar::StartHttpDoor(StartFailure& failure) {
+  if (!config_.http_listen.has_value()) return true;
+  absl::StatusOr<std::unique_ptr<http_door::HttpDoor>> door =
+      http_door::HttpDoor::Start(
+          {.address = *config_.http_listen,
+           .max_connections = connections_.http,
+           .header_timeout = config_.http_header_timeout,
+           .accept_failed = AcceptFailureLog(log_, "http")},
+          *read_core_);
+  if (!door.ok()) return Failed(failure, "http_listen", door.status());
+  http_door_ = *std::move(door);
+  log_.Info("listening",
+            {{"service", "http"}, {"addr", http_door_->address().ToString()}});
+  return true;
+}
+
+bool Sidecar::StartReadDoor(StartFailure& failure) {
+  if (!config_.read_listen.has_value()) return true;
+  absl::StatusOr<std::unique_ptr<read_door::ReadDoor>> door =
+      read_door::ReadDoor::Start(
+          {.address = *config_.read_listen,
+           .max_connections = connections_.read,
+           .max_streams_per_connection = config_.max_streams_per_connection,
+           .send_timeout = config_.send_timeout,
+           .max_request_bytes = config_.max_grpc_memory_bytes,
+           .accept_failed = AcceptFailureLog(log_, "read"),
+           .refused = ConnectionRefusedLog(log_, "read")},
+          *read_core_);
+  if (!door.ok()) return Failed(failure, "read_listen", door.status());
+  read_door_ = *std::move(door);
+  log_.Info("listening",
+            {{"service", "read"}, {"addr", read_door_->address().ToString()}});
+  return true;
+}
+
+void Sidecar::ServeUntilSignal() {
+  const int signal = AwaitTerminationSignal([this] {
+    if (reloader_ == nullptr) {
+      log_.Info("sighup_ignored", {{"reason", "no --config file to reload"}});
+      return;
+    }
+    reloader_->Reload(ConfigReloader::Trigger::kSignal);
+  });
+  ExitOnNextTerminationSignal();
+  watch_.reset();  // no reload during the drain
+  // Refuse and flip readiness first: once drain_start is logged, probes see
+  // the drain.
+  gate_.StartDrain();
+  serving_.Set(false);
+  log_.Info("drain_start", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
+                            {"in_flight", gate_.in_flight()},
+                            {"drain_timeout", config_.drain_timeout}});
+  const int64_t left = gate_.WaitForIdle(config_.drain_timeout);
+  log_.Info("drain_end", {{"in_flight", left}});
+}
+
+}  // namespace tailgate::server
