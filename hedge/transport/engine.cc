@@ -198,12 +198,12 @@ absl::Status Engine::CheckConfig(const EngineConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(
-    EngineConfig config, Clock& clock, EngineObserver* observer,
+    EngineConfig config, transport::CurlLoop& loop, EngineObserver* observer,
     discovery::Resolver* resolver) {
   if (absl::Status s = CheckConfig(config); !s.ok()) return s;
   transport::InitCurlOnce();
-  auto engine = std::make_unique<transport::EngineImpl>(
-      std::move(config), clock, observer, resolver);
+  auto engine = std::make_unique<transport::EngineImpl>(std::move(config), loop,
+                                                        observer, resolver);
   if (absl::Status s = engine->Start(); !s.ok()) return s;
   return std::unique_ptr<Engine>(std::move(engine));
 }

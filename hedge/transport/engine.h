@@ -3,7 +3,10 @@
 // hedge/config/engine_config.h, its counters engine_snapshot.h.
 //
 // Example:
-//   absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create(config);
+//   transport::CurlLoop loop(SteadyClock());  // the process's loop thread
+//   loop.Start();
+//   absl::StatusOr<std::unique_ptr<Engine>> engine =
+//       Engine::Create(config, loop);
 //   EngineRead read;
 //   read.target = "/read?id=7";
 //   read.deadline = SteadyClock().Now() + absl::Seconds(1);
@@ -40,18 +43,19 @@
 // left is drained: no new attempt, those in flight finish
 // (upstream_directory.h).
 //
-// Guests on the loop thread: RunOnLoop hands a task the loop's libevent
-// event_base on the loop thread, where a front door may serve its
-// connections (server/http_door). A read submitted from the loop thread
-// starts in the same loop iteration, without a wake-up, and its callback,
-// also on the loop thread, may answer the client directly: such a read
-// never changes thread.
+// The loop is lent: the process owns the loop thread (curl/curl_loop.h)
+// and lends it to the engine, which drives every read there, and to the
+// front doors, guests that serve their connections on the same thread
+// (event_loop.h). A read submitted from the loop thread starts in the same
+// loop iteration, without a wake-up, and its callback, also on the loop
+// thread, may answer the client directly: such a read never changes
+// thread.
 //
-// Thread safety: Submit, Cancel, Snapshot, SetUpstreams and RunOnLoop are
-// safe from any thread until the destructor starts (Submit and Cancel also
-// from the loop thread: from a read's callback or a guest's event). The
-// loop thread owns the CURLM handle, the event_base, every easy handle,
-// every timer and every read's state (see curl_loop.h).
+// Thread safety: Submit, Cancel, Snapshot and SetUpstreams are safe from
+// any thread until the destructor starts (Submit and Cancel also from the
+// loop thread: from a read's callback or a guest's event). The loop thread
+// owns the CURLM handle, the event_base, every easy handle, every timer and
+// every read's state (see curl_loop.h).
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_ENGINE_H_
 #define TAILGATE_HEDGE_TRANSPORT_ENGINE_H_
@@ -74,9 +78,11 @@
 #include "hedge/transport/engine_snapshot.h"
 #include "hedge/transport/read_failure.h"
 
-struct event_base;  // libevent's
-
 namespace tailgate::hedge {
+
+namespace transport {
+class CurlLoop;
+}  // namespace transport
 
 // A validated read descriptor.
 struct EngineRead {
@@ -129,11 +135,12 @@ class Engine {
   // Validates `config` (ValidateEngineConfig, then what only the transport
   // knows, such as whether this libcurl can speak h2c; both as FieldErrors),
   // looks up the names of `resolve` replicas once (blocking the caller),
-  // and starts the loop thread and, with such names, the refresher.
-  // `clock`, `observer` (may be null) and `resolver` (null: the system's,
-  // discovery::SystemResolver) must outlive the engine.
+  // starts, with such names, the refresher, and attaches to `loop`, which
+  // must be running and serve no other engine; the engine's clock is the
+  // loop's. `loop`, `observer` (may be null) and `resolver` (null: the
+  // system's, discovery::SystemResolver) must outlive the engine.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(
-      EngineConfig config, Clock& clock = SteadyClock(),
+      EngineConfig config, transport::CurlLoop& loop,
       EngineObserver* observer = nullptr,
       discovery::Resolver* resolver = nullptr);
 
@@ -142,7 +149,7 @@ class Engine {
   static absl::Status CheckConfig(const EngineConfig& config);
 
   // Completes every read still in flight or queued with UNAVAILABLE, on the
-  // loop thread, then stops the loop and joins it.
+  // loop thread, and gives the loop back (it keeps running for its owner).
   virtual ~Engine() = default;
 
   // Admits the read or refuses it at once. On success the id can be given
@@ -165,18 +172,6 @@ class Engine {
   virtual absl::Status SetUpstreams(std::vector<UpstreamConfig> upstreams) = 0;
 
   virtual EngineSnapshot Snapshot() const = 0;
-
-  // Runs `task` on the loop thread, in the loop's next iteration, with the
-  // loop's event_base. Events the task creates on the base run their
-  // callbacks on the loop thread, where they may Submit and Cancel; they
-  // must not block, must never be touched from another thread (the base
-  // has no lock), and must all be freed, on the loop thread, before the
-  // engine is destroyed. FAILED_PRECONDITION, and `task` never runs, if
-  // the loop is not running (it has stopped, or this engine has none).
-  virtual absl::Status RunOnLoop(
-      absl::AnyInvocable<void(event_base*)> /*task*/) {
-    return absl::FailedPreconditionError("this engine runs no loop");
-  }
 
   // Gives back what the loop keeps for reuse beyond a small reserve: the
   // transfer slots (easy handles with their buffers) a burst of attempts

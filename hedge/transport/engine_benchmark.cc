@@ -20,6 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "benchmark/benchmark.h"
 #include "hedge/hygiene/replica_url.h"
+#include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/engine.h"
 #include "tests/replica/replica.h"
 
@@ -93,15 +94,25 @@ std::unique_ptr<testing::Replica> StartReplica() {
   return std::move(*replica);
 }
 
-std::unique_ptr<Engine> StartEngine(const testing::Replica& replica) {
+// An engine on a loop of its own; the loop outlives it.
+struct LoopAndEngine {
+  std::unique_ptr<transport::CurlLoop> loop;
+  std::unique_ptr<Engine> engine;
+};
+
+LoopAndEngine StartEngine(const testing::Replica& replica) {
   EngineConfig config;
   config.upstreams.resize(1);
   config.upstreams[0].replicas = *hygiene::ParseReplicaList(replica.url());
   config.admission.max_requests = 1024;
   config.admission.max_attempts = 1024;
-  auto engine = Engine::Create(std::move(config));
+  LoopAndEngine started;
+  started.loop = std::make_unique<transport::CurlLoop>(SteadyClock());
+  if (!started.loop->Start().ok()) std::abort();
+  auto engine = Engine::Create(std::move(config), *started.loop);
   if (!engine.ok()) std::abort();
-  return std::move(*engine);
+  started.engine = std::move(*engine);
+  return started;
 }
 
 EngineRead MakeRead(const Engine& engine) {
@@ -113,7 +124,8 @@ EngineRead MakeRead(const Engine& engine) {
 
 void BM_EngineSequential(benchmark::State& state) {
   auto replica = StartReplica();
-  auto engine = StartEngine(*replica);
+  LoopAndEngine started = StartEngine(*replica);
+  Engine* engine = started.engine.get();
   CostMeter meter;
   for (auto _ : state) {
     absl::Notification done;
@@ -139,7 +151,8 @@ BENCHMARK(BM_EngineSequential)->UseRealTime();
 void BM_EngineConcurrent(benchmark::State& state) {
   const int concurrency = static_cast<int>(state.range(0));
   auto replica = StartReplica();
-  auto engine = StartEngine(*replica);
+  LoopAndEngine started = StartEngine(*replica);
+  Engine* engine = started.engine.get();
   absl::Mutex mu;
   int in_flight = 0;
   int64_t failures = 0;

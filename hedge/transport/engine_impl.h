@@ -1,4 +1,5 @@
-// EngineImpl: the executor of ReadDecision's actions on the CurlLoop.
+// EngineImpl: the executor of ReadDecision's actions on the CurlLoop it
+// is lent (attached as the loop's callbacks from Start to the destructor).
 //
 // Submit (any thread) admits a read and queues it in the ReadInbox; the loop
 // thread starts it, and from then on every event — a transfer done, a timer,
@@ -55,32 +56,32 @@ inline TimerKind TimerKindOf(uint64_t key) {
   return static_cast<TimerKind>(key & 3);
 }
 
-
 class EngineImpl final : public Engine, private CurlLoop::Callbacks {
  public:
-  EngineImpl(EngineConfig config, Clock& clock, EngineObserver* observer,
+  EngineImpl(EngineConfig config, CurlLoop& loop, EngineObserver* observer,
              discovery::Resolver* resolver)
       : config_(std::move(config)),
-        clock_(clock),
+        clock_(loop.clock()),
         own_resolver_(resolver == nullptr
                           ? std::make_unique<discovery::SystemResolver>()
                           : nullptr),
-        upstreams_(config_, clock, observer,
+        upstreams_(config_, clock_, observer,
                    resolver == nullptr ? *own_resolver_ : *resolver),
         limits_(config_.admission),
         tenants_(config_.admission.max_requests, config_.tenant_share),
-        loop_(
-            clock, *this,
-            CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
-                              config_.timer_spin}) {}
+        loop_(loop) {}
 
-  // OnStop completes every read, queued ones included, on the loop thread.
-  ~EngineImpl() override { loop_.Stop(); }
+  // OnStop completes every read, queued ones included, on the loop thread;
+  // the loop then calls this engine no more.
+  ~EngineImpl() override { loop_.Detach(*this); }
 
   absl::Status Start() {
     upstreams_.Replace(config_.upstreams);
     upstreams_.StartRefresher();
-    return loop_.Start();
+    return loop_.Attach(
+        *this,
+        CurlLoop::Options{static_cast<long>(config_.admission.max_attempts),
+                          config_.timer_spin});
   }
 
   absl::StatusOr<uint64_t> Submit(EngineRead request,
@@ -90,10 +91,6 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   EngineSnapshot Snapshot() const override;
   Clock& clock() const override { return clock_; }
   void ReleaseIdleMemory() override;
-  absl::Status RunOnLoop(absl::AnyInvocable<void(event_base*)> task) override {
-    if (loop_.Post(std::move(task))) return absl::OkStatus();
-    return absl::FailedPreconditionError("the engine's loop has stopped");
-  }
 
  private:
   // CurlLoop::Callbacks, all on the loop thread.
@@ -173,7 +170,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   std::shared_ptr<const UpstreamSet> warmed_set_ ABSL_GUARDED_BY(loop_thread_);
   bool stopping_ ABSL_GUARDED_BY(loop_thread_) = false;
 
-  CurlLoop loop_;  // last: stopped before the state above goes away
+  CurlLoop& loop_;  // lent by the process; outlives the engine
 };
 
 }  // namespace tailgate::hedge::transport

@@ -88,7 +88,7 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
 
 HttpDoor::Impl::~Impl() {
   TearDownFromOutside(
-      core_.engine(), door_thread_,
+      loop_, door_thread_,
       [this] {
         door_thread_.AssertOnOwner();
         BeginTeardown();
@@ -130,11 +130,11 @@ void HttpDoor::Impl::FinishTeardown() {
 }
 
 absl::StatusOr<std::unique_ptr<HttpDoor>> HttpDoor::Start(
-    const HttpDoorOptions& options, ReadCore& core) {
-  auto impl = std::make_unique<Impl>(options, core);
+    const HttpDoorOptions& options, ReadCore& core, hedge::EventLoop& loop) {
+  auto impl = std::make_unique<Impl>(options, core, loop);
   Impl* door = impl.get();
   absl::Status bound = RunOnLoopAndWait(
-      core.engine(), [door](event_base* base) { return door->Bind(base); });
+      loop, [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   return std::unique_ptr<HttpDoor>(new HttpDoor(std::move(impl)));
 }

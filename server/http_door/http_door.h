@@ -3,9 +3,9 @@
 // (server/read/read_call.h) as a gRPC HedgedRead call and the same engine;
 // http_mapping.h has the request, control-header, response and error mapping.
 //
-// Served by libevent's evhttp on the engine's loop thread ("engine_loop",
-// Engine::RunOnLoop), on the loop's own event_base: a read never changes
-// thread, from the request's bytes to the answer's. HTTP/1.1
+// Served by libevent's evhttp on the loop thread the engine runs on
+// ("engine_loop", lent as an hedge::EventLoop), on the loop's own event_base: a
+// read never changes thread, from the request's bytes to the answer's. HTTP/1.1
 // keep-alive and pipelining as evhttp does them: one request at a time per
 // connection, in order. Protection:
 //   - at most `max_connections` open connections; one accepted beyond that
@@ -30,7 +30,7 @@
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<HttpDoor>> door =
-//       HttpDoor::Start({address, 1024, absl::Seconds(10)}, core);
+//       HttpDoor::Start({address, 1024, absl::Seconds(10)}, core, loop);
 //   log.Info("listening", {{"service", "http"},
 //                          {"addr", (*door)->address().ToString()}});
 //
@@ -40,7 +40,7 @@
 // destructor cancels reads still in flight, waits for the engine to
 // complete them and closes every connection, on the loop thread: destroy
 // the door before the engine. Start fails (FAILED_PRECONDITION) if the
-// engine runs no loop.
+// loop is not running.
 
 #ifndef TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
 #define TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
@@ -49,6 +49,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "hedge/transport/event_loop.h"
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
 #include "server/read/read_call.h"
@@ -71,8 +72,10 @@ class HttpDoor {
  public:
   // Binds and starts serving. A Unix socket path left by an earlier process
   // is replaced.
+  // `loop` is the loop thread the door serves on, the one the core's
+  // engine runs on; it must outlive the door.
   static absl::StatusOr<std::unique_ptr<HttpDoor>> Start(
-      const HttpDoorOptions& options, ReadCore& core);
+      const HttpDoorOptions& options, ReadCore& core, hedge::EventLoop& loop);
 
   ~HttpDoor();
   HttpDoor(const HttpDoor&) = delete;

@@ -55,8 +55,8 @@ namespace tailgate::server::http_door {
 
 class HttpDoor::Impl {
  public:
-  Impl(const HttpDoorOptions& options, ReadCore& core)
-      : options_(options), core_(core) {}
+  Impl(const HttpDoorOptions& options, ReadCore& core, hedge::EventLoop& loop)
+      : options_(options), core_(core), loop_(loop) {}
   ~Impl();
 
   // Loop thread: makes evhttp on the engine's base and binds.
@@ -172,6 +172,7 @@ class HttpDoor::Impl {
   // Constant after Bind.
   const HttpDoorOptions options_;
   ReadCore& core_;
+  hedge::EventLoop& loop_;
   event_base* base_ = nullptr;  // the engine's
   ListenAddress address_;
 

@@ -5,12 +5,13 @@
 namespace tailgate::server {
 
 absl::Status RunOnLoopAndWait(
-    hedge::Engine& engine, absl::AnyInvocable<absl::Status(event_base*)> step) {
+    hedge::EventLoop& loop,
+    absl::AnyInvocable<absl::Status(event_base*)> step) {
   hedge::Mutex mu;
   hedge::CondVar ran_changed;
   bool ran = false;
   absl::Status result;
-  absl::Status posted = engine.RunOnLoop([&](event_base* base) {
+  absl::Status posted = loop.RunOnLoop([&](event_base* base) {
     absl::Status status = step(base);
     hedge::MutexLock lock(&mu);
     result = std::move(status);
@@ -23,11 +24,11 @@ absl::Status RunOnLoopAndWait(
   return result;
 }
 
-void TearDownFromOutside(hedge::Engine& engine, hedge::ThreadChecker& owner,
+void TearDownFromOutside(hedge::EventLoop& loop, hedge::ThreadChecker& owner,
                          absl::AnyInvocable<void()> begin,
                          absl::AnyInvocable<void()> finish,
                          TeardownLatch& latch) {
-  const absl::Status posted = RunOnLoopAndWait(engine, [&](event_base*) {
+  const absl::Status posted = RunOnLoopAndWait(loop, [&](event_base*) {
     begin();
     return absl::OkStatus();
   });

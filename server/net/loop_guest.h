@@ -1,10 +1,11 @@
-// What the front doors served on the engine's loop thread (server/http_door,
-// server/read_door) share to start and stop from another thread: running a
-// step there and waiting for it, and the teardown a door's destructor runs
-// there, with the latch it waits on until its last step has run.
+// What the front doors served on the process's loop thread
+// (server/http_door, server/read_door; hedge/transport/event_loop.h) share to
+// start and stop from another thread: running a step there and waiting for it,
+// and the teardown a door's destructor runs there, with the latch it waits on
+// until its last step has run.
 //
 // Example:
-//   absl::Status bound = RunOnLoopAndWait(engine, [&](event_base* base) {
+//   absl::Status bound = RunOnLoopAndWait(loop, [&](event_base* base) {
 //     return door->Bind(base);
 //   });
 //
@@ -20,17 +21,17 @@
 #include "absl/status/status.h"
 #include "hedge/sync/mutex.h"
 #include "hedge/sync/thread_checker.h"
-#include "hedge/transport/engine.h"
+#include "hedge/transport/event_loop.h"
 
 struct event_base;
 
 namespace tailgate::server {
 
-// Runs `step` on `engine`'s loop thread, with the loop's event_base, and
+// Runs `step` on the loop thread, with the loop's event_base, and
 // waits for its status; FAILED_PRECONDITION (and `step` never runs) if the
 // loop is not running.
 absl::Status RunOnLoopAndWait(
-    hedge::Engine& engine, absl::AnyInvocable<absl::Status(event_base*)> step);
+    hedge::EventLoop& loop, absl::AnyInvocable<absl::Status(event_base*)> step);
 
 class TeardownLatch;
 
@@ -39,7 +40,7 @@ class TeardownLatch;
 // latch.Release(); if the loop is not running (no callback can come any
 // more), this thread takes `owner` over and runs `finish` instead. Returns
 // once the latch is released.
-void TearDownFromOutside(hedge::Engine& engine, hedge::ThreadChecker& owner,
+void TearDownFromOutside(hedge::EventLoop& loop, hedge::ThreadChecker& owner,
                          absl::AnyInvocable<void()> begin,
                          absl::AnyInvocable<void()> finish,
                          TeardownLatch& latch);

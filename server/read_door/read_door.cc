@@ -70,7 +70,7 @@ ReadDoor::Impl::~Impl() {
   // teardown's first step.
   serving_subscription_.Reset();
   TearDownFromOutside(
-      core_.engine(), door_thread_,
+      loop_, door_thread_,
       [this] {
         door_thread_.AssertOnOwner();
         BeginTeardown();
@@ -126,11 +126,11 @@ void ReadDoor::Impl::FinishTeardown() {
 }
 
 absl::StatusOr<std::unique_ptr<ReadDoor>> ReadDoor::Start(
-    const ReadDoorOptions& options, ReadCore& core) {
-  auto impl = std::make_unique<Impl>(options, core);
+    const ReadDoorOptions& options, ReadCore& core, hedge::EventLoop& loop) {
+  auto impl = std::make_unique<Impl>(options, core, loop);
   Impl* door = impl.get();
   absl::Status bound = RunOnLoopAndWait(
-      core.engine(), [door](event_base* base) { return door->Bind(base); });
+      loop, [door](event_base* base) { return door->Bind(base); });
   if (!bound.ok()) return bound;
   door->FollowServing();
   return std::unique_ptr<ReadDoor>(new ReadDoor(std::move(impl)));

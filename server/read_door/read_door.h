@@ -56,13 +56,13 @@
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<ReadDoor>> door =
-//       ReadDoor::Start({.address = address}, core);
+//       ReadDoor::Start({.address = address}, core, loop);
 //
 // Thread safety: Start and the destructor from one thread, never the
 // engine's loop thread. The core must outlive the door; destroy the
 // door before the engine. The destructor cancels reads still in flight and
 // waits for the engine to complete them. Start fails (FAILED_PRECONDITION)
-// if the engine runs no loop.
+// if the loop is not running.
 
 #ifndef TAILGATE_SERVER_READ_DOOR_READ_DOOR_H_
 #define TAILGATE_SERVER_READ_DOOR_READ_DOOR_H_
@@ -73,6 +73,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "hedge/transport/event_loop.h"
 #include "server/net/accept_backoff.h"
 #include "server/net/listen_address.h"
 #include "server/read/read_call.h"
@@ -106,8 +107,10 @@ class ReadDoor {
  public:
   // Binds and starts serving. A Unix socket path left by an earlier process
   // is replaced.
+  // `loop` is the loop thread the door serves on, the one the core's
+  // engine runs on; it must outlive the door.
   static absl::StatusOr<std::unique_ptr<ReadDoor>> Start(
-      const ReadDoorOptions& options, ReadCore& core);
+      const ReadDoorOptions& options, ReadCore& core, hedge::EventLoop& loop);
 
   ~ReadDoor();
   ReadDoor(const ReadDoor&) = delete;

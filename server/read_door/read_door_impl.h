@@ -68,8 +68,8 @@ inline constexpr int64_t kCallBytes = 1024;
 
 class ReadDoor::Impl {
  public:
-  Impl(const ReadDoorOptions& options, ReadCore& core)
-      : options_(options), core_(core) {}
+  Impl(const ReadDoorOptions& options, ReadCore& core, hedge::EventLoop& loop)
+      : options_(options), core_(core), loop_(loop) {}
   ~Impl();
 
   // Loop thread: binds the listener on the engine's base.
@@ -253,6 +253,7 @@ class ReadDoor::Impl {
   // Constant after Bind.
   const ReadDoorOptions options_;
   ReadCore& core_;
+  hedge::EventLoop& loop_;
   event_base* base_ = nullptr;  // the engine's
   ListenAddress address_;
   nghttp2_session_callbacks* callbacks_ = nullptr;

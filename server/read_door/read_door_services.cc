@@ -55,7 +55,8 @@ std::optional<Method> ServiceCall::At(absl::string_view path) {
   if (path == "/grpc.health.v1.Health/Check") return Method::kHealthCheck;
   if (path == "/grpc.health.v1.Health/Watch") return Method::kHealthWatch;
   if (path == "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo" ||
-      path == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo") {
+      path ==
+          "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo") {
     return Method::kReflection;
   }
   return std::nullopt;
@@ -148,9 +149,9 @@ void ReadDoor::Impl::ServeReflection(Call* call) {
     return;
   }
   if (body[0] != 0) {
-    EndServiceCall(call, absl::UnimplementedError(
-                             "compressed messages are not accepted "
-                             "(grpc-accept-encoding: identity)"));
+    EndServiceCall(
+        call, absl::UnimplementedError("compressed messages are not accepted "
+                                       "(grpc-accept-encoding: identity)"));
     return;
   }
   const size_t length = MessageLength(body);
@@ -194,9 +195,8 @@ void ReadDoor::Impl::SubmitServiceResponse(Call* call) {
   messages.read_callback = &Impl::ReadServiceMessages;
   if (SubmitResponseHeaders(call->connection->wire.session, call->stream_id,
                             messages) != 0) {
-    nghttp2_submit_rst_stream(call->connection->wire.session,
-                              NGHTTP2_FLAG_NONE, call->stream_id,
-                              NGHTTP2_INTERNAL_ERROR);
+    nghttp2_submit_rst_stream(call->connection->wire.session, NGHTTP2_FLAG_NONE,
+                              call->stream_id, NGHTTP2_INTERNAL_ERROR);
   }
 }
 
@@ -216,8 +216,8 @@ void ReadDoor::Impl::EndServiceCall(Call* call, const absl::Status& status) {
   }
   service.responding = true;
   call->state = Call::State::kAnswering;
-  if (SubmitTrailersOnly(session, call->stream_id, call->http_status,
-                         status) != 0) {
+  if (SubmitTrailersOnly(session, call->stream_id, call->http_status, status) !=
+      0) {
     nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, call->stream_id,
                               NGHTTP2_INTERNAL_ERROR);
   }
@@ -245,10 +245,11 @@ void ReadDoor::Impl::NextServiceMessage(Call* call) {
   }
 }
 
-ssize_t ReadDoor::Impl::ReadServiceMessages(
-    nghttp2_session* session, int32_t stream_id, uint8_t* buffer,
-    size_t length, uint32_t* data_flags, nghttp2_data_source* source,
-    void* user_data) noexcept {
+ssize_t ReadDoor::Impl::ReadServiceMessages(nghttp2_session* session,
+                                            int32_t stream_id, uint8_t* buffer,
+                                            size_t length, uint32_t* data_flags,
+                                            nghttp2_data_source* source,
+                                            void* user_data) noexcept {
   auto* connection = static_cast<Connection*>(user_data);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
@@ -300,7 +301,7 @@ void ReadDoor::Impl::FollowServing() {
   if (options_.serving_state == nullptr) return;
   serving_subscription_ = options_.serving_state->Subscribe([this](bool) {
     // Fails only once the loop has stopped: no Watch is left to tell then.
-    core_.engine()
+    loop_
         .RunOnLoop([this](event_base*) {
           door_thread_.AssertOnOwner();
           PublishServing();

@@ -8,7 +8,7 @@
 // runs on the thread that calls Set, under the state's lock, so that once
 // a Subscription is gone its listener never runs again. A listener must
 // therefore be quick and must not call back into this object (a door posts
-// a task to its loop, see Engine::RunOnLoop).
+// a task to its loop, see hedge::EventLoop::RunOnLoop).
 //
 // Example:
 //   ServingState serving(false);

@@ -94,7 +94,9 @@ std::unique_ptr<Sidecar> Sidecar::Start(const ServerConfig& config,
     }
   }
   std::unique_ptr<Sidecar> sidecar(new Sidecar(config, file_limit, log));
-  if (!sidecar->StartEngine(failure)) return nullptr;
+  if (!sidecar->StartLoop(failure) || !sidecar->StartEngine(failure)) {
+    return nullptr;
+  }
   sidecar->StartReload(command_line, on_command_line);
   sidecar->admin_service_.emplace(
       *sidecar->engine_, sidecar->rejections_,
@@ -107,13 +109,21 @@ std::unique_ptr<Sidecar> Sidecar::Start(const ServerConfig& config,
   return sidecar;
 }
 
+bool Sidecar::StartLoop(StartFailure& failure) {
+  loop_ = std::make_unique<hedge::transport::CurlLoop>(hedge::SteadyClock());
+  if (absl::Status started = loop_->Start(); !started.ok()) {
+    return Failed(failure, "engine", started);
+  }
+  return true;
+}
+
 bool Sidecar::StartEngine(StartFailure& failure) {
   resolver_ = MakeResolver(log_);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = hedge::Engine::Create(
-      config_.engine, hedge::SteadyClock(), &circuit_log_, resolver_.get());
+      config_.engine, *loop_, &circuit_log_, resolver_.get());
   if (!engine.ok()) return Failed(failure, "engine", engine.status());
   engine_ = *std::move(engine);
-  // The engine loop has started with the process's own policy; gRPC and
+  // The loop thread has started with the process's own policy; gRPC and
   // the HTTP listener start their threads from here on and inherit this.
   if (config_.sched_policy == SchedPolicy::kBatch) {
     if (const absl::Status set = SetThisThreadPolicy(SchedPolicy::kBatch);
@@ -185,7 +195,7 @@ bool Sidecar::StartListen(StartFailure& failure) {
              .accept_failed = AcceptFailureLog(log_, "grpc"),
              .refused = ConnectionRefusedLog(log_, "grpc"),
              .serving_state = &serving_},
-            *read_core_);
+            *read_core_, *loop_);
     if (!door.ok()) return Failed(failure, "listen", door.status());
     listen_door_ = *std::move(door);
     listen_.address = listen_door_->address();
@@ -238,7 +248,7 @@ bool Sidecar::StartHttpDoor(StartFailure& failure) {
            .max_connections = connections_.http,
            .header_timeout = config_.http_header_timeout,
            .accept_failed = AcceptFailureLog(log_, "http")},
-          *read_core_);
+          *read_core_, *loop_);
   if (!door.ok()) return Failed(failure, "http_listen", door.status());
   http_door_ = *std::move(door);
   log_.Info("listening",
@@ -257,7 +267,7 @@ bool Sidecar::StartReadDoor(StartFailure& failure) {
            .max_request_bytes = config_.max_grpc_memory_bytes,
            .accept_failed = AcceptFailureLog(log_, "read"),
            .refused = ConnectionRefusedLog(log_, "read")},
-          *read_core_);
+          *read_core_, *loop_);
   if (!door.ok()) return Failed(failure, "read_listen", door.status());
   read_door_ = *std::move(door);
   log_.Info("listening",

@@ -5,10 +5,11 @@
 // it, each listener outlives nothing that depends on it.
 //
 //   Start            raises the descriptor limit and splits it between
-//                    the listeners, pins to --cpus, starts the engine (its
-//                    loop thread), the read core, the gRPC services, the
-//                    config reloader and watch (with --config), then the
-//                    listeners: --listen (the loop front, or the gRPC
+//                    the listeners, pins to --cpus, starts the loop thread
+//                    (which inherits the CPUs and the process's scheduling
+//                    policy), the engine on it, the read core, the gRPC
+//                    services, the config reloader and watch (with --config),
+//                    then the listeners: --listen (the loop front, or the gRPC
 //                    library's server with --listen_front=grpc), --admin,
 //                    --metrics_listen, and --http_listen and --read_listen
 //                    when set; each bound address is logged
@@ -21,7 +22,12 @@
 //   destruction      stops everything in reverse start order: each front
 //                    ends its open calls with a status and cancels reads
 //                    left, before the engine completes what it still has
-//                    and stops its loop.
+//                    and gives the loop back; the loop thread stops last.
+//
+// The loop thread is the sidecar's: it lends it to the engine (which
+// drives its transfers and timers there) and to the doors (which serve
+// their connections there), so a read on the loop front or the HTTP door
+// never changes thread.
 //
 // Thread safety: Start, ServeUntilSignal and the destructor from the
 // main thread, one after another; the parts run their own threads.
@@ -37,6 +43,7 @@
 
 #include "absl/status/statusor.h"
 #include "hedge/discovery/resolver.h"
+#include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/engine.h"
 #include "server/config/config_file.h"
 #include "server/config/config_reload.h"
@@ -92,6 +99,7 @@ class Sidecar {
   Sidecar(const ServerConfig& config, uint64_t file_limit, Logger& log);
 
   // Each starts one part; an error names the part in `failure`.
+  bool StartLoop(StartFailure& failure);
   bool StartEngine(StartFailure& failure);
   void StartReload(const RawFlags& command_line,
                    const OnCommandLine& on_command_line);
@@ -115,6 +123,8 @@ class Sidecar {
   const ConnectionLimits connections_;
   CircuitLog circuit_log_;
   std::unique_ptr<hedge::discovery::Resolver> resolver_;
+  // The process's loop thread, lent to the engine and the doors.
+  std::unique_ptr<hedge::transport::CurlLoop> loop_;
   std::unique_ptr<hedge::Engine> engine_;
   DrainGate gate_;
   Rejections rejections_;

@@ -136,11 +136,18 @@ void EngineFixture::StartEngineWithUrls(hedge::EngineConfig config,
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   if (config.upstreams.empty()) config.upstreams.resize(1);
   config.upstreams[0].replicas = *parsed;
-  engine_.reset();  // a test may restart the engine with another config
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(std::move(config), clock);
+      CreateEngine(std::move(config), clock);
   ASSERT_TRUE(engine.ok()) << engine.status();
   engine_ = std::move(*engine);
+}
+
+absl::StatusOr<std::unique_ptr<hedge::Engine>> EngineFixture::CreateEngine(
+    hedge::EngineConfig config, hedge::Clock& clock) {
+  engine_.reset();  // a test may restart the engine with another config
+  loop_ = std::make_unique<hedge::transport::CurlLoop>(clock);
+  if (absl::Status started = loop_->Start(); !started.ok()) return started;
+  return hedge::Engine::Create(std::move(config), *loop_);
 }
 
 hedge::EngineRead EngineFixture::Get(std::string target) const {
@@ -204,6 +211,7 @@ void EngineFixture::ExpectIdle() const {
 
 void EngineFixture::TearDown() {
   engine_.reset();  // completes whatever is still in flight
+  loop_.reset();
   pending_reads_.clear();
   replicas_.clear();
 }

@@ -31,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "hedge/clock.h"
 #include "hedge/sync/mutex.h"
+#include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/engine.h"
 #include "tests/replica/replica.h"
 
@@ -91,6 +92,10 @@ class EngineFixture : public ::testing::Test {
   void StartEngineWithUrls(hedge::EngineConfig config,
                            const std::vector<std::string>& urls,
                            hedge::Clock& clock = hedge::SteadyClock());
+  // Engine::Create on a new loop thread of `clock` (loop_), after the
+  // engine and loop before are gone; the caller keeps the engine.
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> CreateEngine(
+      hedge::EngineConfig config, hedge::Clock& clock = hedge::SteadyClock());
   std::vector<std::string> ReplicaUrls() const;
   // "http://127.0.0.1:PORT" for a port where nothing listens.
   static std::string RefusedUrl();
@@ -118,6 +123,9 @@ class EngineFixture : public ::testing::Test {
 
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<std::unique_ptr<PendingRead>> pending_reads_;
+  // The loop thread the engine is lent, as a process would lend it;
+  // outlives the engine.
+  std::unique_ptr<hedge::transport::CurlLoop> loop_;
   std::unique_ptr<hedge::Engine> engine_;
   absl::Duration last_latency_;
 };

@@ -1,4 +1,5 @@
-// Guests on the engine's loop thread (Engine::RunOnLoop): a task runs on
+// Guests on the loop thread lent to the engine (EventLoop::RunOnLoop), and
+// the loan itself: a task runs on
 // the loop thread with the loop's event_base, events made on that base run
 // there too and may submit reads, and a read submitted from the loop
 // thread itself (from a read's callback) starts without waiting for
@@ -10,14 +11,26 @@
 #include <array>
 #include <future>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "hedge/hygiene/replica_url.h"
+#include "hedge/transport/curl/curl_loop.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
 namespace {
 
 class EngineGuestTest : public EngineFixture {};
+
+hedge::EngineConfig ConfigFor(const std::vector<std::string>& urls) {
+  hedge::EngineConfig config = EngineFixture::DefaultConfig();
+  config.upstreams.resize(1);
+  config.upstreams[0].replicas =
+      *hygiene::ParseReplicaList(absl::StrJoin(urls, ","));
+  return config;
+}
 
 std::string CurrentThreadName() {
   std::array<char, 16> name{};
@@ -29,7 +42,7 @@ TEST_F(EngineGuestTest, TaskRunsOnTheLoopThreadWithTheLoopsBase) {
   StartReplicas({Always(Answer("a"))});
   StartEngine();
   std::promise<std::pair<std::string, bool>> ran;
-  ASSERT_TRUE(engine_
+  ASSERT_TRUE(loop_
                   ->RunOnLoop([&ran](event_base* base) {
                     ran.set_value({CurrentThreadName(), base != nullptr});
                   })
@@ -64,7 +77,7 @@ TEST_F(EngineGuestTest, GuestEventSubmitsAReadThatCompletesOnTheLoop) {
         });
     if (!id.ok()) g->done.set_value({"refused", id.status().ToString()});
   };
-  ASSERT_TRUE(engine_
+  ASSERT_TRUE(loop_
                   ->RunOnLoop([&guest, on_timer](event_base* base) {
                     guest.timer = evtimer_new(base, on_timer, &guest);
                     const timeval now{0, 0};
@@ -110,26 +123,61 @@ TEST_F(EngineGuestTest, ReadSubmittedFromACallbackStartsAtOnce) {
   EXPECT_EQ(response->body, "next");
 }
 
-// An engine without a loop (a test double) refuses, and never runs, a task.
-TEST(EngineWithoutLoopTest, RefusesTasks) {
-  class NoLoop : public hedge::Engine {
-   public:
-    absl::StatusOr<uint64_t> Submit(hedge::EngineRead,
-                                    hedge::ReadCallback) override {
-      return absl::UnimplementedError("");
-    }
-    void Cancel(uint64_t) override {}
-    absl::Status SetUpstreams(std::vector<hedge::UpstreamConfig>) override {
-      return absl::OkStatus();
-    }
-    hedge::EngineSnapshot Snapshot() const override { return {}; }
-    hedge::Clock& clock() const override { return hedge::SteadyClock(); }
-  } no_loop;
+// The loop is lent, not given: it runs on after its engine is gone (a task
+// still runs), and takes another engine, which reads as the first did.
+TEST_F(EngineGuestTest, LoopOutlivesItsEngineAndServesTheNext) {
+  StartReplicas({Always(Answer("again"))});
+  StartEngine();
+  ASSERT_TRUE(Read("/first").ok());
+  engine_.reset();
+  std::promise<std::string> ran;
+  ASSERT_TRUE(loop_
+                  ->RunOnLoop([&ran](event_base*) {
+                    ran.set_value(CurrentThreadName());
+                  })
+                  .ok());
+  std::future<std::string> thread = ran.get_future();
+  ASSERT_EQ(thread.wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  EXPECT_EQ(thread.get(), "engine_loop");
+
+  hedge::transport::CurlLoop& loop = *loop_;
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> next =
+      hedge::Engine::Create(ConfigFor(ReplicaUrls()), loop);
+  ASSERT_TRUE(next.ok()) << next.status();
+  engine_ = *std::move(next);
+  const absl::StatusOr<hedge::EngineResponse> response = Read("/second");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->body, "again");
+}
+
+// One loop serves one engine at a time: a second is refused while the
+// first holds it.
+TEST_F(EngineGuestTest, LoopServesOneEngineAtATime) {
+  StartReplicas({Always(Answer("a"))});
+  StartEngine();
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> second =
+      hedge::Engine::Create(ConfigFor(ReplicaUrls()), *loop_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Read("/still").ok());
+}
+
+// A loop that is not running takes no task and no engine.
+TEST(StoppedLoopTest, RefusesTasksAndEngines) {
+  hedge::transport::CurlLoop loop(hedge::SteadyClock());
   bool ran = false;
   const absl::Status status =
-      no_loop.RunOnLoop([&ran](event_base*) { ran = true; });
+      loop.RunOnLoop([&ran](event_base*) { ran = true; });
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(ran);
+  hedge::EngineConfig config;
+  config.upstreams.resize(1);
+  config.upstreams[0].replicas =
+      *hygiene::ParseReplicaList("http://127.0.0.1:1");
+  const absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
+      hedge::Engine::Create(config, loop);
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

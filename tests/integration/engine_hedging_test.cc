@@ -122,7 +122,8 @@ TEST_F(EngineHedgingTest, TimerSpinEndsEvenIfTheClockStands) {
   const hedge::EngineSnapshot stats = engine_->Snapshot();
   EXPECT_GT(stats.timer_spin_total, absl::ZeroDuration());
   EXPECT_EQ(stats.timers_fired, 0u);
-  engine_.reset();  // before `clock` goes away
+  engine_.reset();  // the engine, then its loop, before `clock` goes away
+  loop_.reset();
 }
 
 TEST_F(EngineHedgingTest, SlowPrimaryIsHedgedAndLoserConnectionClosed) {

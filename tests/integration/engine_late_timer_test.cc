@@ -4,7 +4,7 @@
 // it did not, the hedge goes out as usual.
 //
 // The hold-up is made exact rather than hoped for: a task on the loop
-// thread (Engine::RunOnLoop) blocks it; while it is blocked the primary's
+// thread (EventLoop::RunOnLoop) blocks it; while it is blocked the primary's
 // replica answers, and its kernel sees every byte acknowledged by the
 // engine's, and the fake clock passes the hedge time; then the task
 // returns and the loop finds both the answer and the due timer.
@@ -127,9 +127,8 @@ class HeldAnswerServer {
 // Blocks the engine's loop thread from inside a task until released.
 class LoopHold {
  public:
-  bool Hold(hedge::Engine& engine) {
-    if (!engine
-             .RunOnLoop([this](event_base*) {
+  bool Hold(hedge::EventLoop& loop) {
+    if (!loop.RunOnLoop([this](event_base*) {
                entered_.set_value();
                released_.get_future().wait();
              })
@@ -172,7 +171,7 @@ class EngineLateTimerTest : public EngineFixture {
       return absl::DeadlineExceededError("the primary never arrived");
     }
     LoopHold hold;
-    if (!hold.Hold(*engine_)) {
+    if (!hold.Hold(*loop_)) {
       return absl::InternalError("could not hold the loop thread");
     }
     if (answer_meanwhile && !held_.AnswerAndWaitForAck("primary")) {

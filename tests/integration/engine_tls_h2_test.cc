@@ -101,7 +101,7 @@ TEST_F(EngineTlsH2Test, H2cIsRefusedWhereLibcurlCannotReuseIt) {
   config.upstreams[0].replicas =
       *hygiene::ParseReplicaList("http://127.0.0.1:1");
   const absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(std::move(config));
+      CreateEngine(std::move(config));
   ASSERT_FALSE(engine.ok());
   EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(hedge::ErrorField(engine.status()), "http_version")

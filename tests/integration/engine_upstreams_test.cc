@@ -42,7 +42,7 @@ class EngineUpstreamsTest : public EngineFixture {
       upstream.give_up.factor = 0;
     }
     absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-        hedge::Engine::Create(std::move(config));
+        CreateEngine(std::move(config));
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
   }
@@ -65,8 +65,8 @@ class EngineUpstreamsTest : public EngineFixture {
 TEST_F(EngineUpstreamsTest, SlowUpstreamCannotSpendAnotherUpstreamsCredits) {
   const Handler script = Route({
       {"/slow", Always(Answer("slow", absl::Milliseconds(60)))},
-      {"/other", PerAttempt({Answer("late", absl::Seconds(2)),
-                             Answer("fast")})},
+      {"/other",
+       PerAttempt({Answer("late", absl::Seconds(2)), Answer("fast")})},
   });
   StartReplicas({script, script, script, script});
   StartTwoUpstreams();
@@ -106,8 +106,8 @@ TEST_F(EngineUpstreamsTest, SlowUpstreamCannotSpendAnotherUpstreamsCredits) {
   EXPECT_NEAR(other_stats->hedge_credits, 1, 1e-6);
   EXPECT_NEAR(stats.hedge_credits, 1.03, 1e-6);  // the sum over upstreams
   for (const hedge::ReplicaSnapshot& replica : stats.replicas) {
-    const bool in_slow = replica.url == ReplicaUrls()[0] ||
-                         replica.url == ReplicaUrls()[1];
+    const bool in_slow =
+        replica.url == ReplicaUrls()[0] || replica.url == ReplicaUrls()[1];
     EXPECT_EQ(replica.upstream, in_slow ? "slow" : "other") << replica.url;
   }
   ExpectIdle();
@@ -150,7 +150,7 @@ TEST_F(EngineUpstreamsTest, UpstreamLimitsHoldAtTheirEdges) {
       {"/hang", Always(Hang())},
   })});
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(TightAndLoose(ReplicaUrls()));
+      CreateEngine(TightAndLoose(ReplicaUrls()));
   ASSERT_TRUE(engine.ok()) << engine.status();
   engine_ = *std::move(engine);
 
@@ -186,15 +186,14 @@ TEST_F(EngineUpstreamsTest, UpstreamLimitsHoldAtTheirEdges) {
 }
 
 TEST_F(EngineUpstreamsTest, SetUpstreamsSwapsUnderAReadInFlight) {
-  StartReplicas({Always(Answer("one", absl::Milliseconds(300))),
-                 Always(Answer("two"))});
+  StartReplicas(
+      {Always(Answer("one", absl::Milliseconds(300))), Always(Answer("two"))});
   const std::vector<std::string> urls = ReplicaUrls();
   hedge::EngineConfig config = DefaultConfig();
   config.upstreams[0].replicas = *hygiene::ParseReplicaList(urls[0]);
   config.upstreams[0].hedge_delay = absl::Seconds(2);
   config.timeout = absl::Seconds(5);
-  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      hedge::Engine::Create(config);
+  absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = CreateEngine(config);
   ASSERT_TRUE(engine.ok()) << engine.status();
   engine_ = *std::move(engine);
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hedge/transport/curl/curl_support.h"
 
 namespace tailgate::hedge::transport {
 namespace {
@@ -48,6 +49,12 @@ event_base* NewBase() {
   return base;
 }
 
+// libcurl's global state first: the loop may be the process's first user.
+CURLM* NewMulti() {
+  InitCurlOnce();
+  return curl_multi_init();
+}
+
 }  // namespace
 
 #if defined(__SANITIZE_THREAD__)
@@ -66,16 +73,13 @@ extern "C" const char* __tsan_default_suppressions() {
 }
 #endif
 
-CurlLoop::CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options)
+CurlLoop::CurlLoop(Clock& clock)
     : clock_(clock),
-      callbacks_(callbacks),
-      multi_(curl_multi_init()),
+      multi_(NewMulti()),
       base_(NewBase()),
       timer_fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)),
-      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-      timer_spin_(options.timer_spin) {
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (multi_ != nullptr) {
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_connections);
     curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
     curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlLoop::OnCurlSocket);
     curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
@@ -92,7 +96,7 @@ CurlLoop::CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options)
 }
 
 CurlLoop::~CurlLoop() {
-  assert(!thread_.joinable());
+  Stop();
   // The loop thread is gone (or never ran): this one takes what it owned,
   // for the callbacks curl makes as it cleans up.
   loop_thread_.Detach();
@@ -190,6 +194,58 @@ bool CurlLoop::Post(Task task) {
   return true;
 }
 
+absl::Status CurlLoop::RunOnLoop(Task task) {
+  if (Post(std::move(task))) return absl::OkStatus();
+  return absl::FailedPreconditionError("the event loop is not running");
+}
+
+bool CurlLoop::RunAndWait(absl::AnyInvocable<void()> step) {
+  assert(!OnLoopThread());
+  Mutex mu;
+  CondVar ran_changed;
+  bool ran = false;
+  const bool posted = Post([&](event_base*) {
+    step();
+    MutexLock lock(&mu);
+    ran = true;
+    ran_changed.SignalAll();
+  });
+  if (!posted) return false;
+  MutexLock lock(&mu);
+  while (!ran) ran_changed.Wait(&mu);
+  return true;
+}
+
+absl::Status CurlLoop::Attach(Callbacks& callbacks, const Options& options) {
+  bool attached = false;
+  const bool ran = RunAndWait([&] {
+    loop_thread_.AssertOnOwner();
+    if (callbacks_ != nullptr) return;
+    callbacks_ = &callbacks;
+    timer_spin_ = options.timer_spin;
+    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, options.max_connections);
+    attached = true;
+  });
+  if (!ran)
+    return absl::FailedPreconditionError("the event loop is not running");
+  if (!attached) {
+    return absl::FailedPreconditionError(
+        "the event loop serves an engine already");
+  }
+  return absl::OkStatus();
+}
+
+void CurlLoop::Detach(Callbacks& callbacks) {
+  RunAndWait([this, &callbacks] {
+    loop_thread_.AssertOnOwner();
+    if (callbacks_ != &callbacks) return;
+    callbacks_->OnStop();
+    callbacks_ = nullptr;
+    timers_ = TimerHeap();
+    pending_timers_.store(0, std::memory_order_relaxed);
+  });
+}
+
 absl::Status CurlLoop::AddTransfer(CURL* easy) {
   loop_thread_.AssertOnOwner();
   // Every connection curl opens comes from a transfer added here, and
@@ -215,7 +271,8 @@ void CurlLoop::Run() {
     RunDueWork();
     if (stopping_.load(std::memory_order_acquire)) break;
 
-    absl::Time wake_by = callbacks_.BeforeWait();
+    absl::Time wake_by = callbacks_ != nullptr ? callbacks_->BeforeWait()
+                                               : absl::InfiniteFuture();
     // Without the timerfd, the base's timeout covers the next timer.
     if (!SetTimerFd()) wake_by = std::min(wake_by, timers_.next());
     // Work queued from this thread since OnWakeup: no sleep.
@@ -240,12 +297,13 @@ void CurlLoop::Run() {
   // Tasks posted before the close still run: a guest waiting for its
   // teardown is told.
   RunTasks();
-  callbacks_.OnStop();
+  if (callbacks_ != nullptr) callbacks_->OnStop();
+  callbacks_ = nullptr;
 }
 
 void CurlLoop::RunDueWork() {
   woken_ = false;
-  callbacks_.OnWakeup();
+  if (callbacks_ != nullptr) callbacks_->OnWakeup();
   RunTasks();
   if (timers_.next() <= clock_.Now()) TakeInReadyEvents();
   FireDueTimers();
@@ -407,7 +465,8 @@ void CurlLoop::BackOff(absl::Time wake_by, absl::Duration backoff) {
 void CurlLoop::ReadWakeFd() {
   // One read takes every wake-up written so far (the counter resets).
   uint64_t wakeups;
-  [[maybe_unused]] const ssize_t got = read(wake_fd_, &wakeups, sizeof(wakeups));
+  [[maybe_unused]] const ssize_t got =
+      read(wake_fd_, &wakeups, sizeof(wakeups));
 }
 
 void CurlLoop::DrainFinishedTransfers() {
@@ -417,7 +476,8 @@ void CurlLoop::DrainFinishedTransfers() {
     // Copy before the callback removes the handle (which frees `message`).
     CURL* const easy = message->easy_handle;
     const CURLcode result = message->data.result;
-    callbacks_.OnTransferDone(easy, result);
+    // Every transfer is the attached engine's (Detach ends them all).
+    if (callbacks_ != nullptr) callbacks_->OnTransferDone(easy, result);
   }
 }
 

@@ -1,4 +1,7 @@
-// CurlLoop: the engine's event-loop thread around one libcurl multi handle.
+// CurlLoop: the process's event-loop thread around one libcurl multi
+// handle. The process owns it and lends it: to the engine, which Attaches
+// as the loop's Callbacks and drives its transfers and timers there
+// (Engine::Create), and to guests (EventLoop::RunOnLoop).
 //
 // The loop is a libevent event_base (epoll) that drives libcurl through
 // its multi_socket API: curl names the sockets it wants watched
@@ -14,7 +17,7 @@
 // the loop looks at its owner's inbox again before it sleeps. It never
 // spins while idle: with no transfer and no timer it sleeps until woken.
 //
-// Each iteration: Callbacks::OnWakeup (drain the owner's inbox), guests'
+// Each iteration: Callbacks::OnWakeup (drain the engine's inbox), guests'
 // tasks (Post); if a timer is due, the events ready at that moment (a pass
 // of the base that does not sleep) and the transfers they finished, so an
 // answer that arrived while the thread was held up (descheduled on a busy
@@ -28,14 +31,17 @@
 // millisecond, for work it put off); then one pass of the event_base
 // (EVLOOP_ONCE): it sleeps until something is ready and runs the ready
 // events' callbacks: curl's sockets, the timerfd, the wake-up, and the
-// events of guests (below). On Stop, guests' tasks still queued run, then
-// Callbacks::OnStop runs on the loop thread as its last act.
+// events of guests (below). On Detach, Callbacks::OnStop runs on the loop
+// thread and the callbacks are called no more; on Stop, guests' tasks still
+// queued run, then OnStop if the callbacks are still attached, as the
+// loop thread's last act. Without callbacks attached, the loop runs
+// guests' tasks and events only.
 //
-// Guests: code that wants to live on the loop thread (the plain-HTTP door
-// serves its connections here, so that a read never changes thread) Posts
-// a task; it runs on the loop thread with the loop's event_base, on which
-// it may create events (evhttp, bufferevents, timers) whose callbacks then
-// run on the loop thread too. A guest must remove all of them, from the
+// Guests: code that wants to live on the loop thread (the front doors
+// serve their connections here, so that a read never changes thread) Posts
+// a task (RunOnLoop); it runs on the loop thread with the loop's event_base, on
+// which it may create events (evhttp, bufferevents, timers) whose callbacks
+// then run on the loop thread too. A guest must remove all of them, from the
 // loop thread, before the loop stops, and its callbacks must not block.
 // The base has no lock (EVENT_BASE_FLAG_NOLOCK): it must never be touched
 // from another thread.
@@ -65,10 +71,11 @@
 // AddTransfer), so that its number is never reused by another thread
 // before its removal from epoll is applied.
 //
-// Thread safety: Start, Stop, Wakeup and Post are safe from any thread
-// (Stop not from the loop thread itself), and so are the figures'
-// accessors. Everything else is loop thread only: the loop-only members
-// are guarded by the loop_thread_ capability, which clang's
+// Thread safety: Start, Stop, Wakeup, Post and RunOnLoop are safe from any
+// thread (Stop not from the loop thread itself), and so are the figures'
+// accessors; Attach and Detach from any thread but the loop's (each waits
+// for a step run there). Everything else is loop thread only: the loop-only
+// members are guarded by the loop_thread_ capability, which clang's
 // -Wthread-safety checks at compile time and debug builds check at run
 // time. Callbacks and tasks run on the loop thread.
 
@@ -92,13 +99,14 @@
 #include "hedge/sync/mutex.h"
 #include "hedge/sync/thread_checker.h"
 #include "hedge/transport/curl/timer_heap.h"
+#include "hedge/transport/event_loop.h"
 
 struct event;
 struct event_base;
 
 namespace tailgate::hedge::transport {
 
-class CurlLoop {
+class CurlLoop final : public EventLoop {
  public:
   // Invoked on the loop thread. Implementations must not block.
   class Callbacks {
@@ -113,9 +121,7 @@ class CurlLoop {
     virtual void OnStop() = 0;
   };
 
-  // A guest's task: runs on the loop thread with the loop's event_base.
-  using Task = absl::AnyInvocable<void(event_base*)>;
-
+  // What the attached engine asks of the loop.
   struct Options {
     long max_connections = 160;  // the multi handle's connection cache
     // Wake this long before a timer is due and spin until it is. An idle
@@ -127,15 +133,33 @@ class CurlLoop {
     absl::Duration timer_spin = absl::ZeroDuration();
   };
 
-  // `clock` and `callbacks` must outlive the loop.
-  CurlLoop(Clock& clock, Callbacks& callbacks, const Options& options);
-  ~CurlLoop();  // REQUIRES: stopped or never started
+  // `clock` must outlive the loop.
+  explicit CurlLoop(Clock& clock);
+  ~CurlLoop() override;  // Stops the loop if it runs.
   CurlLoop(const CurlLoop&) = delete;
   CurlLoop& operator=(const CurlLoop&) = delete;
 
   absl::Status Start();
-  void Stop();    // runs queued tasks, then OnStop, on the loop thread; joins
+  // Runs queued tasks, then OnStop if callbacks are attached, on the loop
+  // thread; joins. REQUIRES: not on the loop thread.
+  void Stop();
   void Wakeup();  // makes the loop run OnWakeup soon
+
+  // Makes `callbacks` the loop's, with `options`, from the loop's next
+  // iteration on; returns once they are. FAILED_PRECONDITION if the loop
+  // is not running or has callbacks already. `callbacks` must stay valid
+  // until Detach, or until Stop returns.
+  absl::Status Attach(Callbacks& callbacks, const Options& options);
+  // Runs `callbacks`' OnStop on the loop thread, drops their pending
+  // timers and calls them no more; returns once done. Nothing if they are
+  // not the attached ones (an engine whose Attach failed) or the loop has
+  // stopped (Stop ran OnStop then).
+  void Detach(Callbacks& callbacks);
+
+  Clock& clock() const { return clock_; }
+
+  // EventLoop: Post, with a status.
+  absl::Status RunOnLoop(Task task) override;
 
   // Queues `task` for the loop thread, where it runs in the next iteration
   // (or, once Stop is called, before OnStop). False, and `task` is dropped
@@ -218,8 +242,11 @@ class CurlLoop {
            std::this_thread::get_id();
   }
 
+  // Runs `step` on the loop thread and waits for it; false (and `step`
+  // never runs) if the loop is not running.
+  bool RunAndWait(absl::AnyInvocable<void()> step);
+
   Clock& clock_;
-  Callbacks& callbacks_;
   // Loop thread only.
   CURLM* const multi_;
   event_base* const base_;
@@ -231,7 +258,6 @@ class CurlLoop {
   event* timer_event_ = nullptr;
   event* wake_event_ = nullptr;
   event* wait_event_ = nullptr;
-  const absl::Duration timer_spin_;
   std::thread thread_;  // Start and Stop only
   std::atomic<bool> stopping_{false};
   std::atomic<std::thread::id> loop_thread_id_{std::thread::id()};
@@ -243,6 +269,9 @@ class CurlLoop {
 
   // The loop thread, bound by it as its first act.
   ThreadChecker loop_thread_;
+  // The attached engine's, or null, and what it asked for.
+  Callbacks* callbacks_ ABSL_GUARDED_BY(loop_thread_) = nullptr;
+  absl::Duration timer_spin_ ABSL_GUARDED_BY(loop_thread_);
   // The watches of the sockets curl has asked the loop to watch.
   absl::flat_hash_set<event*> watches_ ABSL_GUARDED_BY(loop_thread_);
   // Watches of sockets curl has let go of; freed outside the base's

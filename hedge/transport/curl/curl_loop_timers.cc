@@ -71,7 +71,8 @@ void CurlLoop::FireDueTimers() {
     timers_fired_.fetch_add(1, std::memory_order_relaxed);
     lateness_nanos_.fetch_add(absl::ToInt64Nanoseconds(now - at),
                               std::memory_order_relaxed);
-    callbacks_.OnTimer(*key);
+    // Every timer is the attached engine's (Detach drops them all).
+    if (callbacks_ != nullptr) callbacks_->OnTimer(*key);
   }
 }
 
