@@ -434,7 +434,9 @@ TEST_F(HttpDoorTest, DrainingRefusesNewReadsAndFinishesThoseInFlight) {
   EXPECT_EQ(got.status, 200);
   EXPECT_EQ(got.body, "finished");
   EXPECT_EQ(got.Header("Connection"), "close");
-  EXPECT_EQ(gate_.WaitForIdle(kWait), 0);
+  // Every call is over (its slot given back). Not gate_.WaitForIdle: the
+  // system abseil's Mutex behind it is invisible to ThreadSanitizer.
+  EXPECT_TRUE(WaitForNoCalls());
 }
 
 TEST_F(HttpDoorTest, StoppingCancelsReadsInFlightAndAnswersShuttingDown) {
