@@ -1,6 +1,7 @@
 // EventLoopThread: one libevent event_base, run on a thread of its own. The
 // loopback test servers in this package (Replica, SilentListener) each own
-// one.
+// one, and so does the server's FakeLoopEngine (server/testing), whose loop
+// the front doors are served on in their tests.
 //
 // Thread safety: Start and Stop may be called from any thread except the
 // loop thread. base() is constant after Create. Every callback registered on
