@@ -42,6 +42,10 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
   // priority tree, which the door does not use: kept, they held up to
   // --max_streams_per_connection stream objects per connection.
   nghttp2_option_set_no_closed_streams(session_options_, 1);
+  // gRPC metadata values are any printable ASCII, 0x20-0x7E, spaces at
+  // either end included (PROTOCOL-HTTP2.md), which RFC 9113 would reject.
+  nghttp2_option_set_no_rfc9113_leading_and_trailing_ws_validation(
+      session_options_, 1);
 
   absl::StatusOr<int> fd = OpenListeningSocket(options_.address);
   if (!fd.ok()) return fd.status();

@@ -61,8 +61,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   self->connections_.emplace(c, std::move(connection));
   const timeval handshake = absl::ToTimeval(self->options_.handshake_timeout);
   if (wire.readable == nullptr || wire.writable == nullptr ||
-      c->handshake_timer == nullptr ||
-      c->send_timer == nullptr ||
+      c->handshake_timer == nullptr || c->send_timer == nullptr ||
       nghttp2_session_server_new2(&wire.session, self->callbacks_, c,
                                   self->session_options_) != 0 ||
       event_add(wire.readable, nullptr) != 0 ||
@@ -136,6 +135,9 @@ ReadDoor::Impl::WireState ReadDoor::Impl::Receive(Wire& wire) {
     // nghttp2 takes every byte or fails; its callbacks run inside.
     if (nghttp2_session_mem_recv(wire.session, buffer,
                                  static_cast<size_t>(received)) < 0) {
+      // The door gave up on the peer (a callback failed): what nghttp2
+      // queued for it (GOAWAY) goes out if the socket takes it now.
+      Send(wire, absl::ZeroDuration());
       return WireState::kClosed;
     }
     if (static_cast<size_t>(received) < sizeof(buffer)) return WireState::kOpen;

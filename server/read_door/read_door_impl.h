@@ -107,6 +107,10 @@ class ReadDoor::Impl {
     event* handshake_timer = nullptr;
     event* send_timer = nullptr;       // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
+    // The header block being decoded: its stream and its fields' bytes so
+    // far (OnHeader), whether or not the stream has a call.
+    int32_t header_block_stream = 0;
+    int64_t header_block_bytes = 0;
   };
 
   // One call (an HTTP/2 stream). Door thread only. Owned by its

@@ -28,6 +28,12 @@ constexpr absl::string_view kReadPath = "/tailgate.v1.HedgedRead/Read";
 // 7541 section 4.1), as SETTINGS_MAX_HEADER_LIST_SIZE does.
 constexpr int64_t kHeaderFieldOverhead = 32;
 
+// A header block that decodes to this many times max_header_bytes is an
+// attack, not a call too large to serve: an HPACK bomb (one indexed field
+// referenced thousands of times, a byte each on the wire, each reference
+// decoded and checked in full on the loop thread).
+constexpr int64_t kHeaderBombFactor = 4;
+
 absl::string_view View(const uint8_t* data, size_t length) {
   return absl::string_view(reinterpret_cast<const char*>(data), length);
 }
@@ -71,11 +77,24 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
   auto* connection = static_cast<Connection*>(user_data);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
+  const int64_t field_bytes =
+      static_cast<int64_t>(name_length + value_length) + kHeaderFieldOverhead;
+  if (frame->hd.stream_id != connection->header_block_stream) {
+    connection->header_block_stream = frame->hd.stream_id;
+    connection->header_block_bytes = 0;
+  }
+  connection->header_block_bytes += field_bytes;
+  if (connection->header_block_bytes >
+      kHeaderBombFactor * self->options_.max_header_bytes) {
+    // The connection ends now (GOAWAY ENHANCE_YOUR_CALM, sent if the
+    // socket takes it): nghttp2 decodes nothing more of it.
+    nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM);
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
   auto* call = static_cast<Call*>(
       nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
   if (call == nullptr || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-  call->header_bytes +=
-      static_cast<int64_t>(name_length + value_length) + kHeaderFieldOverhead;
+  call->header_bytes += field_bytes;
   if (call->header_bytes > self->options_.max_header_bytes) {
     Refuse(call->refusal, absl::ResourceExhaustedError(absl::StrCat(
                               "request metadata larger than ",
@@ -88,8 +107,8 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
     // Read, a method of the door's own services, or nothing served here.
     if (text != kReadPath && !self->MakeServiceCall(call, text)) {
       Refuse(call->refusal,
-             absl::UnimplementedError(absl::StrCat(
-                 "method ", text, " is not served on this port")));
+             absl::UnimplementedError(
+                 absl::StrCat("method ", text, " is not served on this port")));
     }
     return 0;
   }
@@ -100,8 +119,9 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
              absl::UnimplementedError("gRPC calls are POST requests"));
     }
   } else if (key == "content-type") {
+    // Media types are case-insensitive (RFC 9110, 8.3.1).
     call->grpc_content_type =
-        absl::StartsWith(text, "application/grpc") &&
+        absl::StartsWithIgnoreCase(text, "application/grpc") &&
         (text.size() == 16 || text[16] == '+' || text[16] == ';');
     if (!call->grpc_content_type) {
       call->http_status = 415;

@@ -390,7 +390,9 @@ void AppendField(std::string& block, absl::string_view name,
 
 // The frames of a Read call for `path` on stream 1, after the preface and
 // a SETTINGS frame that shuts every stream's window (initial window 0).
-std::string ReadCallWithWindowShut(const std::string& path) {
+std::string ReadCallWithWindowShut(
+    const std::string& path,
+    absl::string_view content_type = "application/grpc") {
   std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
   const char window_zero[] = {0, 4, 0, 0, 0, 0};  // INITIAL_WINDOW_SIZE 0
   out += Frame(0x4, 0, 0, absl::string_view(window_zero, 6));
@@ -399,7 +401,7 @@ std::string ReadCallWithWindowShut(const std::string& path) {
   AppendField(block, ":scheme", "http");
   AppendField(block, ":path", "/tailgate.v1.HedgedRead/Read");
   AppendField(block, ":authority", "door");
-  AppendField(block, "content-type", "application/grpc");
+  AppendField(block, "content-type", content_type);
   AppendField(block, "te", "trailers");
   out += Frame(0x1, 0x4, 1, block);  // HEADERS, END_HEADERS
   v1::ReadRequest request;
@@ -415,9 +417,11 @@ std::string ReadCallWithWindowShut(const std::string& path) {
   return out;
 }
 
-// Reads frames until a RST_STREAM for `stream`; its error code, or nullopt
-// if the connection ends (or nothing comes within kWait) first.
-std::optional<uint32_t> WaitForReset(int fd, uint32_t stream) {
+// Reads frames until one of `type` on `stream`; the 32-bit error code at
+// `code_at` in its payload, or nullopt if the connection ends (or nothing
+// comes within kWait) first.
+std::optional<uint32_t> WaitForErrorFrame(int fd, uint8_t type, uint32_t stream,
+                                          size_t code_at) {
   const timeval wait = absl::ToTimeval(kWait);
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
   std::string in;
@@ -434,32 +438,55 @@ std::optional<uint32_t> WaitForReset(int fd, uint32_t stream) {
     if (!fill(9)) return std::nullopt;
     const auto byte = [&](size_t i) { return static_cast<uint8_t>(in[i]); };
     const size_t length = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-    const uint8_t type = byte(3);
     const uint32_t id =
         ((byte(5) & 0x7f) << 24) | (byte(6) << 16) | (byte(7) << 8) | byte(8);
     if (!fill(9 + length)) return std::nullopt;
-    if (type == 0x3 && id == stream && length == 4) {
-      return (uint32_t{byte(9)} << 24) | (byte(10) << 16) | (byte(11) << 8) |
-             byte(12);
+    if (byte(3) == type && id == stream && length >= code_at + 4) {
+      const size_t at = 9 + code_at;
+      return (uint32_t{byte(at)} << 24) | (byte(at + 1) << 16) |
+             (byte(at + 2) << 8) | byte(at + 3);
     }
     in.erase(0, 9 + length);
   }
+}
+
+// The error code of the RST_STREAM the door sends for `stream`.
+std::optional<uint32_t> WaitForReset(int fd, uint32_t stream) {
+  return WaitForErrorFrame(fd, /*RST_STREAM*/ 0x3, stream, 0);
+}
+
+// The error code of the GOAWAY the door sends.
+std::optional<uint32_t> WaitForGoAway(int fd) {
+  return WaitForErrorFrame(fd, /*GOAWAY*/ 0x7, 0, 4);
+}
+
+// A TCP connection to the door on loopback; -1 if it cannot be made.
+int ConnectTo(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool SendAll(int fd, const std::string& bytes) {
+  return send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+         static_cast<ssize_t>(bytes.size());
 }
 
 TEST_F(ReadDoorTest, AnAnswerTheClientDoesNotTakeIsResetAtTheSendTimeout) {
   ReadDoorOptions options;
   options.send_timeout = absl::Milliseconds(200);
   Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port_));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
-            0);
-  const std::string request = ReadCallWithWindowShut("/held");
-  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, ReadCallWithWindowShut("/held")));
 
   FakeLoopEngine::Submitted read = Read(0);
   EXPECT_EQ(read.read.target, "/held");
@@ -470,6 +497,74 @@ TEST_F(ReadDoorTest, AnAnswerTheClientDoesNotTakeIsResetAtTheSendTimeout) {
   EXPECT_EQ(rejections_.Snapshot().dropped_send_timeout, 1u);
   EXPECT_TRUE(WaitForNoCalls());
   EXPECT_EQ(memory_->held_bytes(), 0);
+}
+
+// An HPACK bomb: one 4000-byte field put in the dynamic table, then
+// referenced 3000 times (a byte each, 12 MB decoded) in the same block. The
+// connection ends with ENHANCE_YOUR_CALM before the block is decoded, no
+// read reaches the engine, and the door serves the next client.
+TEST_F(ReadDoorTest, AnHpackBombEndsItsConnectionWithEnhanceYourCalm) {
+  Start();
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  out += Frame(0x4, 0, 0, "");  // SETTINGS
+  std::string block;
+  AppendField(block, ":method", "POST");
+  AppendField(block, ":scheme", "http");
+  AppendField(block, ":path", "/tailgate.v1.HedgedRead/Read");
+  AppendField(block, ":authority", "door");
+  // Literal with incremental indexing, new name "x-bomb", a 4000-byte
+  // value (its length an HPACK integer: 127 + 3873 in 7-bit groups).
+  block += '\x40';
+  block += '\x06';
+  block += "x-bomb";
+  block += '\x7f';
+  block += static_cast<char>(0x80 | (3873 & 0x7f));
+  block += static_cast<char>(3873 >> 7);
+  block += std::string(4000, 'b');
+  block += std::string(3000, '\xbe');  // indexed: dynamic entry 62
+  out += Frame(0x1, 0x5, 1, block);    // HEADERS, END_HEADERS|END_STREAM
+  ASSERT_TRUE(SendAll(fd, out));
+  EXPECT_EQ(WaitForGoAway(fd), 0xbu);  // ENHANCE_YOUR_CALM
+  close(fd);
+  EXPECT_TRUE(engine_->submitted().empty());
+
+  std::unique_ptr<AsyncRead> next = StartRead(*stub_, "/after");
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/after");
+  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "served")));
+  ASSERT_TRUE(next->Wait());
+  EXPECT_TRUE(next->status.ok()) << next->status.error_message();
+}
+
+// Media types are case-insensitive: "Application/GRPC" is a gRPC call.
+TEST_F(ReadDoorTest, AContentTypeInAnyCaseIsGrpc) {
+  Start();
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(
+      SendAll(fd, ReadCallWithWindowShut("/cased", "Application/GRPC")));
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/cased");
+  close(fd);
+  EXPECT_TRUE(engine_->WaitForCancelled(read.id, kWait));
+}
+
+// gRPC metadata values may begin or end with a space (printable ASCII),
+// which RFC 9113 alone would refuse: the call is served.
+TEST_F(ReadDoorTest, MetadataWithSpacesAtEitherEndIsServed) {
+  Start();
+  AsyncRead call;
+  call.context.AddMetadata("x-token", " abc ");
+  call.request.set_path("/spaced");
+  call.Start(*stub_);
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/spaced");
+  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "ok")));
+  ASSERT_TRUE(call.Wait());
+  EXPECT_TRUE(call.status.ok()) << call.status.error_message();
+  EXPECT_EQ(call.response.body(), "ok");
 }
 
 }  // namespace
