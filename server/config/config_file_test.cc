@@ -329,6 +329,28 @@ TEST(ConfigFileTest, WithoutConfigTheFlagsAreUntouched) {
   ASSERT_EQ(loaded->config.engine.upstreams.size(), 1u);
 }
 
+// The file's numbers are taken as typed and checked against the bounds
+// the schema declares, with the error at their place in the file.
+TEST(ConfigFileTest, TypedNumbersAreCheckedAtTheirPlace) {
+  RawFlags flags;
+  flags.config = kPath;
+  flags.backends = "http://127.0.0.1:1";
+  absl::StatusOr<LoadedConfig> loaded = LoadConfigText(
+      flags, Given(), "max_buffered_bytes: 268435456\nmax_connections: 7\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->config.max_buffered_bytes, int64_t{268435456});
+  EXPECT_EQ(loaded->config.max_connections, 7);
+  EXPECT_EQ(*loaded->merged.max_connections.integer(), 7);
+
+  loaded = LoadConfigText(flags, Given(), "\n  max_connections: 0\n");
+  EXPECT_EQ(loaded.status().message(),
+            "sidecar.textproto:2:3: max_connections: must be in [1, 1000000], "
+            "got 0");
+  loaded = LoadConfigText(flags, Given(), "tenant_share: inf\n");
+  EXPECT_EQ(loaded.status().message(),
+            "sidecar.textproto:1:1: tenant_share: want a number, got \"inf\"");
+}
+
 // Each global setting of the file is named like the flag it stands for.
 TEST(ConfigFileTest, EveryGlobalFieldIsAFlag) {
   const google::protobuf::Descriptor& type = *v1::SidecarConfig::descriptor();

@@ -217,6 +217,9 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
 hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
                                           const RawFlags& flags) {
   hedge::EngineConfig engine;
+  // Before the upstreams' defaults, which take it too: a bad value from
+  // the file is named at its place there, not as the flag.
+  engine.tenant_share = reader.Number("tenant_share", flags.tenant_share);
   const hedge::UpstreamConfig defaults = UpstreamDefaults(reader, flags);
   std::vector<RawUpstream> sets = flags.upstreams;
   // --backends sets the default set's replicas: the file's, or its own.
@@ -250,7 +253,6 @@ hedge::EngineConfig EngineConfigFromFlags(FlagReader& reader,
   engine.timeout = reader.Duration("timeout", flags.timeout);
   engine.admission.max_requests =
       reader.Integer("max_requests", flags.max_requests);
-  engine.tenant_share = reader.Number("tenant_share", flags.tenant_share);
   engine.admission.max_attempts =
       reader.Integer("max_attempts", flags.max_attempts);
   engine.max_response_bytes =
