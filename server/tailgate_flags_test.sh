@@ -52,15 +52,34 @@ if [[ "$(curl-config --vernum)" < "080000" ]]; then
   esac
 fi
 
-# --help lists every flag, not only the usage line.
-help=$("$tailgate" --help 2>&1)
-for flag in --backends --hedge_delay --timer_spin --sched_policy \
-    --ejection_failure_rate --give_up_factor --probe_path; do
-  if ! grep -q -e "$flag" <<<"$help"; then
+# --help prints the help generated from the settings schema on stdout,
+# every flag with its default, and exits 0.
+help=$("$tailgate" --help 2>/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: tailgate --help: exit $rc, want 0"
+  failures=$((failures + 1))
+fi
+for flag in --config --backends --hedge_delay --timer_spin --sched_policy \
+    --ejection_failure_rate --give_up_factor --probe_path --tenant_share; do
+  if ! grep -q -e "^  $flag (" <<<"$help"; then
     echo "FAIL: tailgate --help does not list $flag"
     failures=$((failures + 1))
   fi
 done
+for line in 'Hedged HTTP reads as a gRPC sidecar.' \
+    '  --hedge_delay (default: "25ms"; file: upstreams.hedge_delay; reload: applies)' \
+    '  --listen (default: "127.0.0.1:8080"; file: listen; reload: restart)'; do
+  if ! grep -q -x -F -e "$line" <<<"$help"; then
+    echo "FAIL: tailgate --help lacks the line: $line"
+    failures=$((failures + 1))
+  fi
+done
+# -help is the same; after "--" it is not a flag.
+if ! "$tailgate" -help >/dev/null 2>&1; then
+  echo "FAIL: tailgate -help does not exit 0"
+  failures=$((failures + 1))
+fi
 
 [ "$failures" -eq 0 ] && echo "PASS"
 exit "$failures"

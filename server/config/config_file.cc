@@ -1,7 +1,5 @@
 #include "server/config/config_file.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -12,7 +10,6 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
@@ -28,7 +25,8 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::TextFormat;
 
 // The file's global settings: each is the field named like its flag.
-constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
+// Text (addresses, durations) ...
+constexpr std::pair<const char*, std::string RawFlags::*> kTextGlobals[] = {
     {"listen", &RawFlags::listen},
     {"admin", &RawFlags::admin},
     {"metrics_listen", &RawFlags::metrics_listen},
@@ -36,6 +34,11 @@ constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
     {"read_listen", &RawFlags::read_listen},
     {"listen_front", &RawFlags::listen_front},
     {"timeout", &RawFlags::timeout},
+    {"send_timeout", &RawFlags::send_timeout},
+    {"drain_timeout", &RawFlags::drain_timeout},
+};
+// ... and numbers, taken as the file typed them.
+constexpr std::pair<const char*, RawValue RawFlags::*> kNumberGlobals[] = {
     {"max_requests", &RawFlags::max_requests},
     {"max_attempts", &RawFlags::max_attempts},
     {"max_response_bytes", &RawFlags::max_response_bytes},
@@ -43,8 +46,6 @@ constexpr std::pair<const char*, std::string RawFlags::*> kGlobals[] = {
     {"max_streams_per_connection", &RawFlags::max_streams_per_connection},
     {"max_grpc_memory_bytes", &RawFlags::max_grpc_memory_bytes},
     {"max_connections", &RawFlags::max_connections},
-    {"send_timeout", &RawFlags::send_timeout},
-    {"drain_timeout", &RawFlags::drain_timeout},
     {"tenant_share", &RawFlags::tenant_share},
 };
 
@@ -55,8 +56,7 @@ class FirstError : public google::protobuf::io::ErrorCollector {
 
   void AddError(int line, int column, const std::string& message) override {
     if (!first_.empty()) return;
-    first_ = absl::StrCat(path_, ":", line + 1, ":", column + 1, ": ",
-                          message);
+    first_ = absl::StrCat(path_, ":", line + 1, ":", column + 1, ": ", message);
   }
 
   const std::string& first() const { return first_; }
@@ -106,10 +106,11 @@ bool ValidName(absl::string_view name) {
   return true;
 }
 
-std::string Number(double value) { return absl::StrFormat("%.17g", value); }
+RawValue Number(double value) { return RawValue::Number(value); }
+RawValue Integer(int64_t value) { return RawValue::Integer(value); }
 
 // The replica-health fields the file sets (health_settings.h), through
-// `set` (which records where).
+// `set` (which records where); numbers as the file typed them.
 template <typename Set>
 void AddHealth(const v1::UpstreamConfig& file, const Set& set, RawHealth& raw) {
   if (file.has_ejection_failure_rate()) {
@@ -117,7 +118,7 @@ void AddHealth(const v1::UpstreamConfig& file, const Set& set, RawHealth& raw) {
         raw.ejection_failure_rate);
   }
   if (file.has_ejection_min_requests()) {
-    set("ejection_min_requests", absl::StrCat(file.ejection_min_requests()),
+    set("ejection_min_requests", Integer(file.ejection_min_requests()),
         raw.ejection_min_requests);
   }
   if (!file.ejection_window().empty()) {
@@ -127,7 +128,7 @@ void AddHealth(const v1::UpstreamConfig& file, const Set& set, RawHealth& raw) {
     set("max_ejection_time", file.max_ejection_time(), raw.max_ejection_time);
   }
   if (file.has_probe_successes()) {
-    set("probe_successes", absl::StrCat(file.probe_successes()),
+    set("probe_successes", Integer(file.probe_successes()),
         raw.probe_successes);
   }
   if (!file.ramp_up().empty()) set("ramp_up", file.ramp_up(), raw.ramp_up);
@@ -161,8 +162,8 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   const google::protobuf::Descriptor& root_type =
       *v1::SidecarConfig::descriptor();
   const google::protobuf::Descriptor& type = *v1::UpstreamConfig::descriptor();
-  const TextFormat::ParseInfoTree* tree = root.GetTreeForNested(
-      root_type.FindFieldByName("upstreams"), index);
+  const TextFormat::ParseInfoTree* tree =
+      root.GetTreeForNested(root_type.FindFieldByName("upstreams"), index);
   const std::string block = places.Of(root_type, "upstreams", index);
   const auto at = [&](absl::string_view field, int i = -1) {
     return places.Of(type, field, i, tree);
@@ -205,13 +206,11 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   }
   raw.replicas = absl::StrJoin(file.replicas(), ",");
   if (!replaced && !file.replicas().empty()) {
-    flags.file_locations[absl::StrCat(prefix, "replicas")] =
-        at("replicas", 0);
+    flags.file_locations[absl::StrCat(prefix, "replicas")] = at("replicas", 0);
   }
 
   // Each field the file sets, as text, and where.
-  const auto set = [&](absl::string_view field, std::string value,
-                       std::string& to) {
+  const auto set = [&](absl::string_view field, auto value, auto& to) {
     to = std::move(value);
     flags.file_locations[absl::StrCat(prefix, field)] = at(field);
   };
@@ -244,7 +243,7 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
     set("tenant_share", Number(file.tenant_share()), raw.tenant_share);
   }
   if (file.has_failure_threshold()) {
-    set("failure_threshold", absl::StrCat(file.failure_threshold()),
+    set("failure_threshold", Integer(file.failure_threshold()),
         raw.failure_threshold);
   }
   if (!file.cooldown().empty()) {
@@ -252,7 +251,7 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   }
   AddHealth(file, set, raw.health);
   if (file.has_preconnect()) {
-    set("preconnect", absl::StrCat(file.preconnect()), raw.preconnect);
+    set("preconnect", Integer(file.preconnect()), raw.preconnect);
   }
   if (file.has_http2()) {
     raw.http2 = file.http2();
@@ -262,7 +261,8 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   // The default set's limits are the global ones: its fields would share
   // their names (and their places in errors) with the file's globals.
   if (file.name().empty()) {
-    for (const char* limit : {"timeout", "max_response_bytes", "max_requests"}) {
+    for (const char* limit :
+         {"timeout", "max_response_bytes", "max_requests"}) {
       const FieldDescriptor* field = type.FindFieldByName(limit);
       if (file.GetReflection()->HasField(file, field)) {
         return ErrorAt(at(limit), limit,
@@ -273,11 +273,11 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
   }
   if (!file.timeout().empty()) set("timeout", file.timeout(), raw.timeout);
   if (file.has_max_response_bytes()) {
-    set("max_response_bytes", absl::StrCat(file.max_response_bytes()),
+    set("max_response_bytes", Integer(file.max_response_bytes()),
         raw.max_response_bytes);
   }
   if (file.has_max_requests()) {
-    set("max_requests", absl::StrCat(file.max_requests()), raw.max_requests);
+    set("max_requests", Integer(file.max_requests()), raw.max_requests);
   }
   raw.resolve = file.resolve();
   if (!file.refresh_interval().empty()) {
@@ -290,8 +290,7 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
 }  // namespace
 
 absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
-                                         absl::string_view text,
-                                         RawFlags flags,
+                                         absl::string_view text, RawFlags flags,
                                          const OnCommandLine& on_command_line) {
   FirstError errors(path);
   TextFormat::Parser parser;
@@ -300,26 +299,33 @@ absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
   parser.WriteLocationsTo(&tree);
   v1::SidecarConfig file;
   if (!parser.ParseFromString(std::string(text), &file)) {
-    return absl::InvalidArgumentError(
-        errors.first().empty() ? absl::StrCat(path, ": cannot parse")
-                               : errors.first());
+    return absl::InvalidArgumentError(errors.first().empty()
+                                          ? absl::StrCat(path, ": cannot parse")
+                                          : errors.first());
   }
   const Places places(path, tree);
   const google::protobuf::Reflection& reflection = *file.GetReflection();
   const google::protobuf::Descriptor& type = *file.GetDescriptor();
-  for (const auto& [name, member] : kGlobals) {
+  // A global the command line gives keeps the command line's value.
+  const auto from_file = [&](const char* name) -> const FieldDescriptor* {
     const FieldDescriptor* field = type.FindFieldByName(name);
-    if (!reflection.HasField(file, field) || on_command_line(name)) continue;
-    std::string value;
-    if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
-      value = reflection.GetString(file, field);
-    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
-      value = Number(reflection.GetDouble(file, field));
-    } else {
-      value = absl::StrCat(reflection.GetInt64(file, field));
+    if (!reflection.HasField(file, field) || on_command_line(name)) {
+      return nullptr;
     }
-    flags.*member = std::move(value);
     flags.file_locations[name] = places.Of(type, name);
+    return field;
+  };
+  for (const auto& [name, member] : kTextGlobals) {
+    if (const FieldDescriptor* field = from_file(name)) {
+      flags.*member = reflection.GetString(file, field);
+    }
+  }
+  for (const auto& [name, member] : kNumberGlobals) {
+    if (const FieldDescriptor* field = from_file(name)) {
+      flags.*member = field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE
+                          ? RawValue::Number(reflection.GetDouble(file, field))
+                          : RawValue::Integer(reflection.GetInt64(file, field));
+    }
   }
   for (int i = 0; i < file.upstreams_size(); ++i) {
     if (absl::Status s = AddUpstream(file.upstreams(i), i, places, tree,
@@ -329,20 +335,6 @@ absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
     }
   }
   return flags;
-}
-
-absl::StatusOr<RawFlags> ApplyConfigFile(RawFlags flags,
-                                         const OnCommandLine& on_command_line) {
-  if (flags.config.empty()) return flags;
-  std::ifstream in(flags.config, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in.is_open() || in.bad()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--config: cannot read \"", flags.config, "\""));
-  }
-  const std::string path = flags.config;
-  return ApplyConfigText(path, text.str(), std::move(flags), on_command_line);
 }
 
 OnCommandLine FlagsNamedIn(int argc, char** argv) {
@@ -365,6 +357,5 @@ OnCommandLine FlagsNamedIn(int argc, char** argv) {
     return named.contains(name);
   };
 }
-
 
 }  // namespace tailgate::server

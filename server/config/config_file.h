@@ -1,13 +1,16 @@
 // The --config file: protobuf text format, schema tailgate.v1.SidecarConfig
 // (proto/tailgate/v1/config.proto), folded into the command line's
-// RawFlags before ConfigFromRawFlags checks every value.
+// RawFlags before ConfigFromRawFlags checks every value. LoadConfig
+// (config_load.h) reads the file and runs both, at start-up and on reload.
 //
-// Example (main):
-//   RawFlags flags = RawFlagsFromCommandLine();
-//   absl::StatusOr<RawFlags> merged = ApplyConfigFile(
-//       std::move(flags), FlagsNamedIn(argc, argv));
+// Example:
+//   absl::StatusOr<RawFlags> merged =
+//       ApplyConfigText(path, text, command_line, FlagsNamedIn(argc, argv));
 //   if (!merged.ok()) { print merged.status().message(); exit 2; }
 //   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(*merged);
+//
+// Numbers are taken as the file typed them (RawValue), never written out
+// as text for the flags' parser.
 //
 // Precedence: a global setting (a field named like its flag) given on the
 // command line wins over the file's; the file's wins over the flag's
@@ -23,7 +26,7 @@
 // Values are checked later, by ConfigFromRawFlags, whose errors name the
 // same places (RawFlags::file_locations).
 //
-// Thread safety: pure functions (ApplyConfigFile also reads the file).
+// Thread safety: pure functions.
 
 #ifndef TAILGATE_SERVER_CONFIG_CONFIG_FILE_H_
 #define TAILGATE_SERVER_CONFIG_CONFIG_FILE_H_
@@ -42,13 +45,7 @@ using OnCommandLine = std::function<bool(absl::string_view name)>;
 // `flags` with the text of a config file (named `path` in errors) folded
 // in.
 absl::StatusOr<RawFlags> ApplyConfigText(absl::string_view path,
-                                         absl::string_view text,
-                                         RawFlags flags,
-                                         const OnCommandLine& on_command_line);
-
-// Reads the file flags.config names (if any) and applies it; `flags` as it
-// is when flags.config is empty.
-absl::StatusOr<RawFlags> ApplyConfigFile(RawFlags flags,
+                                         absl::string_view text, RawFlags flags,
                                          const OnCommandLine& on_command_line);
 
 // The flags `argv` names ("--name", "--name=value", "-name", "--noname"

@@ -9,6 +9,7 @@
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/config.pb.h"
+#include "server/config/config_load.h"
 
 namespace tailgate::server {
 namespace {
@@ -16,30 +17,30 @@ namespace {
 constexpr char kPath[] = "sidecar.textproto";
 
 constexpr char kGood[] = R"pb(
-listen: "127.0.0.1:7080"
-timeout: "2s"
-max_requests: 64
-upstreams {
-  name: ""
-  replicas: "http://127.0.0.1:8001"
-  replicas: "http://127.0.0.1:8002"
-}
-upstreams {
-  name: "profiles"
-  replicas: "http://127.0.0.1:8101"
-  replicas: "http://127.0.0.1:8102"
-  hedge_delay: "10ms"
-  hedge_fraction: 0.05
-  hedge_burst: 4
-  failure_threshold: 3
-  cooldown: "250ms"
-  preconnect: 2
-  retry_fraction: 0.5
-  retry_per_second: 2
-  retry_window: "30s"
-  tenant_share: 0.25
-}
-tenant_share: 0.5
+  listen: "127.0.0.1:7080"
+  timeout: "2s"
+  max_requests: 64
+  upstreams {
+    name: ""
+    replicas: "http://127.0.0.1:8001"
+    replicas: "http://127.0.0.1:8002"
+  }
+  upstreams {
+    name: "profiles"
+    replicas: "http://127.0.0.1:8101"
+    replicas: "http://127.0.0.1:8102"
+    hedge_delay: "10ms"
+    hedge_fraction: 0.05
+    hedge_burst: 4
+    failure_threshold: 3
+    cooldown: "250ms"
+    preconnect: 2
+    retry_fraction: 0.5
+    retry_per_second: 2
+    retry_window: "30s"
+    tenant_share: 0.25
+  }
+  tenant_share: 0.5
 )pb";
 
 // Only the flags in `given` were on the command line.
@@ -167,9 +168,9 @@ TEST(ConfigFileTest, BackendsOnTheCommandLineReplaceTheDefaultSetsReplicas) {
 TEST(ConfigFileTest, BackendsAddTheDefaultSetToAFileWithoutOne) {
   RawFlags flags;
   flags.backends = "http://127.0.0.1:9001";
-  absl::StatusOr<ServerConfig> config = Load(
-      R"pb(upstreams { name: "a" replicas: "http://127.0.0.1:8001" })pb",
-      flags, Given({"backends"}));
+  absl::StatusOr<ServerConfig> config =
+      Load(R"pb(upstreams { name: "a" replicas: "http://127.0.0.1:8001" })pb",
+           flags, Given({"backends"}));
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_EQ(config->engine.upstreams.size(), 2u);
   EXPECT_EQ(config->engine.upstreams[0].name, "");
@@ -177,8 +178,8 @@ TEST(ConfigFileTest, BackendsAddTheDefaultSetToAFileWithoutOne) {
 }
 
 TEST(ConfigFileTest, AFileWithoutADefaultSetNeedsNone) {
-  absl::StatusOr<ServerConfig> config = Load(
-      R"pb(upstreams { name: "a" replicas: "http://127.0.0.1:8001" })pb");
+  absl::StatusOr<ServerConfig> config =
+      Load(R"pb(upstreams { name: "a" replicas: "http://127.0.0.1:8001" })pb");
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_EQ(config->engine.upstreams.size(), 1u);
   EXPECT_EQ(config->engine.upstreams[0].name, "a");
@@ -237,11 +238,11 @@ TEST(ConfigFileTest, AFlagsDefaultThatFailsInAnUpstreamNamesBoth) {
 }
 
 TEST(ConfigFileTest, AnUpstreamMayLearnItsHedgeDelay) {
-  absl::StatusOr<ServerConfig> config =
-      Load("upstreams {\n  name: \"a\"\n  replicas: \"http://127.0.0.1:1\"\n"
-           "  hedge_delay: \"auto\"\n  hedge_delay_min: \"2ms\"\n"
-           "  hedge_delay_max: \"50ms\"\n}\n"
-           "upstreams {\n  name: \"b\"\n  replicas: \"http://127.0.0.1:2\"\n}\n");
+  absl::StatusOr<ServerConfig> config = Load(
+      "upstreams {\n  name: \"a\"\n  replicas: \"http://127.0.0.1:1\"\n"
+      "  hedge_delay: \"auto\"\n  hedge_delay_min: \"2ms\"\n"
+      "  hedge_delay_max: \"50ms\"\n}\n"
+      "upstreams {\n  name: \"b\"\n  replicas: \"http://127.0.0.1:2\"\n}\n");
   ASSERT_TRUE(config.ok()) << config.status();
   const hedge::UpstreamConfig& a = config->engine.upstreams[0];
   EXPECT_TRUE(a.adaptive_delay.enabled);
@@ -253,11 +254,12 @@ TEST(ConfigFileTest, AnUpstreamMayLearnItsHedgeDelay) {
   // own duration beats it.
   RawFlags flags;
   flags.hedge_delay = "auto";
-  config = Load("upstreams {\n  name: \"a\"\n  replicas: "
-                "\"http://127.0.0.1:1\"\n  hedge_delay: \"7ms\"\n}\n"
-                "upstreams {\n  name: \"b\"\n  replicas: "
-                "\"http://127.0.0.1:2\"\n}\n",
-                flags, Given({"hedge_delay"}));
+  config = Load(
+      "upstreams {\n  name: \"a\"\n  replicas: "
+      "\"http://127.0.0.1:1\"\n  hedge_delay: \"7ms\"\n}\n"
+      "upstreams {\n  name: \"b\"\n  replicas: "
+      "\"http://127.0.0.1:2\"\n}\n",
+      flags, Given({"hedge_delay"}));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->engine.upstreams[0].adaptive_delay.enabled);
   EXPECT_EQ(config->engine.upstreams[0].hedge_delay, absl::Milliseconds(7));
@@ -273,11 +275,11 @@ TEST(ConfigFileTest, BadAdaptiveBoundNamesItsPlaceAndField) {
 }
 
 TEST(ConfigFileTest, BadReplicaNamesItsEntry) {
-  const std::string error =
-      ErrorOf("upstreams {\n  name: \"a\"\n  replicas: "
-              "\"http://127.0.0.1:1\"\n  replicas: \"ftp://x\"\n}\n");
-  EXPECT_TRUE(absl::StartsWith(
-      error, "sidecar.textproto:4:3: upstreams.a.replicas: "))
+  const std::string error = ErrorOf(
+      "upstreams {\n  name: \"a\"\n  replicas: "
+      "\"http://127.0.0.1:1\"\n  replicas: \"ftp://x\"\n}\n");
+  EXPECT_TRUE(
+      absl::StartsWith(error, "sidecar.textproto:4:3: upstreams.a.replicas: "))
       << error;
   EXPECT_TRUE(absl::StrContains(error, "ftp")) << error;
 }
@@ -311,18 +313,42 @@ TEST(ConfigFileTest, NoUpstreamAndNoBackendsIsAnError) {
 TEST(ConfigFileTest, UnreadableFileIsAnError) {
   RawFlags flags;
   flags.config = "/nonexistent/sidecar.textproto";
-  absl::StatusOr<RawFlags> merged = ApplyConfigFile(flags, Given());
-  EXPECT_EQ(merged.status().message(),
+  absl::StatusOr<LoadedConfig> loaded = LoadConfig(flags, Given());
+  EXPECT_EQ(loaded.status().message(),
             "--config: cannot read \"/nonexistent/sidecar.textproto\"");
 }
 
 TEST(ConfigFileTest, WithoutConfigTheFlagsAreUntouched) {
   RawFlags flags;
   flags.backends = "http://127.0.0.1:1";
-  absl::StatusOr<RawFlags> merged = ApplyConfigFile(flags, Given());
-  ASSERT_TRUE(merged.ok()) << merged.status();
-  EXPECT_TRUE(merged->upstreams.empty());
-  EXPECT_TRUE(merged->file_locations.empty());
+  absl::StatusOr<LoadedConfig> loaded = LoadConfig(flags, Given());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->merged.upstreams.empty());
+  EXPECT_TRUE(loaded->merged.file_locations.empty());
+  EXPECT_EQ(loaded->file_text, "");
+  ASSERT_EQ(loaded->config.engine.upstreams.size(), 1u);
+}
+
+// The file's numbers are taken as typed and checked against the bounds
+// the schema declares, with the error at their place in the file.
+TEST(ConfigFileTest, TypedNumbersAreCheckedAtTheirPlace) {
+  RawFlags flags;
+  flags.config = kPath;
+  flags.backends = "http://127.0.0.1:1";
+  absl::StatusOr<LoadedConfig> loaded = LoadConfigText(
+      flags, Given(), "max_buffered_bytes: 268435456\nmax_connections: 7\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->config.max_buffered_bytes, int64_t{268435456});
+  EXPECT_EQ(loaded->config.max_connections, 7);
+  EXPECT_EQ(*loaded->merged.max_connections.integer(), 7);
+
+  loaded = LoadConfigText(flags, Given(), "\n  max_connections: 0\n");
+  EXPECT_EQ(loaded.status().message(),
+            "sidecar.textproto:2:3: max_connections: must be in [1, 1000000], "
+            "got 0");
+  loaded = LoadConfigText(flags, Given(), "tenant_share: inf\n");
+  EXPECT_EQ(loaded.status().message(),
+            "sidecar.textproto:1:1: tenant_share: want a number, got \"inf\"");
 }
 
 // Each global setting of the file is named like the flag it stands for.
@@ -333,11 +359,11 @@ TEST(ConfigFileTest, EveryGlobalFieldIsAFlag) {
     if (name == "upstreams") continue;
     EXPECT_NE(absl::FindCommandLineFlag(name), nullptr) << name;
     // And the loader takes it: a bad value is reported at its place.
-    const std::string text = type.field(i)->cpp_type() ==
-                                     google::protobuf::FieldDescriptor::
-                                         CPPTYPE_STRING
-                                 ? name + ": \"bad value\"\n"
-                                 : name + ": -7\n";
+    const std::string text =
+        type.field(i)->cpp_type() ==
+                google::protobuf::FieldDescriptor::CPPTYPE_STRING
+            ? name + ": \"bad value\"\n"
+            : name + ": -7\n";
     const std::string error =
         ErrorOf(text + "upstreams { replicas: \"http://h:1\" }\n");
     EXPECT_TRUE(absl::StartsWith(error, "sidecar.textproto:1:1: " + name))
@@ -346,10 +372,9 @@ TEST(ConfigFileTest, EveryGlobalFieldIsAFlag) {
 }
 
 TEST(FlagsNamedInTest, NamesEachSpellingUpToTheEndOfFlags) {
-  std::vector<std::string> args = {"tailgate",     "--timeout=2s",
-                                   "-listen",      "127.0.0.1:1",
-                                   "--nobackend_http2", "--",
-                                   "--max_requests=3"};
+  std::vector<std::string> args = {
+      "tailgate",          "--timeout=2s", "-listen",         "127.0.0.1:1",
+      "--nobackend_http2", "--",           "--max_requests=3"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   const OnCommandLine named =

@@ -11,8 +11,10 @@
 //    replace the running ones at once (Engine::SetUpstreams: reads in
 //    flight finish on the sets they started with; state of what persists
 //    is kept); logged as event=config_reload result=ok, counted.
-// Listeners and global limits are read at start-up only: when the new
-// file changes any, event=config_reload_needs_restart names them (fields=
+// Listeners and global limits (the settings the schema declares
+// reloadable: false, tenant_share among them: admission is sized at
+// start-up) are read at start-up only: when the new file changes any,
+// event=config_reload_needs_restart names them (fields=
 // listen,max_requests...) and they keep their running values.
 //
 // Thread safety: Reload and Counts are safe from any thread; reloads are
@@ -30,7 +32,7 @@
 #include "absl/strings/string_view.h"
 #include "hedge/sync/mutex.h"
 #include "hedge/transport/engine.h"
-#include "server/config/config_file.h"
+#include "server/config/config_load.h"
 #include "server/config/server_config.h"
 #include "server/observability/log.h"
 #include "server/observability/metrics.h"
@@ -39,12 +41,11 @@ namespace tailgate::server {
 
 class ConfigReloader {
  public:
-  // `command_line` holds the flags as given (RawFlagsFromCommandLine, with
-  // `config` naming the file), `on_command_line` which of them were
-  // given, `running` the configuration the sidecar started with. `engine`
-  // and `log` must outlive the reloader.
-  ConfigReloader(RawFlags command_line, OnCommandLine on_command_line,
-                 const ServerConfig& running, hedge::Engine& engine,
+  // `started` is what the sidecar started with (LoadConfigAtStartUp, its
+  // command_line.config naming the file): each reload loads the file again
+  // under the same command line. `engine` and `log` must outlive the
+  // reloader.
+  ConfigReloader(const LoadedConfig& started, hedge::Engine& engine,
                  const Logger& log);
 
   enum class Trigger {
@@ -56,10 +57,14 @@ class ConfigReloader {
 
   ReloadSnapshot Counts() const;
 
-  // The global settings `next` changes from `running`, by field name: what
-  // a reload cannot apply.
+  // The settings `next` changes from `running` that a reload cannot apply
+  // (declared reloadable: false, schema/settings_schema.h), by field name.
   static std::vector<std::string> NeedsRestart(const ServerConfig& running,
                                                const ServerConfig& next);
+
+  // The fields NeedsRestart can compare, by name (for a test that holds
+  // them to the schema).
+  static std::vector<std::string> ComparedFields();
 
  private:
   // The reason a reload of `text` is refused, or OK after it applied it.

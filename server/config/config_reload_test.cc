@@ -16,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/config/config_file.h"
+#include "server/config/config_load.h"
+#include "server/config/schema/settings_schema.h"
 #include "server/config/server_config.h"
 #include "server/observability/log.h"
 #include "server/testing/fake_engine.h"
@@ -36,8 +38,7 @@ std::string Upstream(const std::string& name, const std::string& extra,
                      int replicas = 1) {
   std::string text = absl::StrCat("upstreams {\n  name: \"", name, "\"\n");
   for (int i = 0; i < replicas; ++i) {
-    absl::StrAppend(&text, "  replicas: \"http://127.0.0.1:", 8001 + i,
-                    "\"\n");
+    absl::StrAppend(&text, "  replicas: \"http://127.0.0.1:", 8001 + i, "\"\n");
   }
   return absl::StrCat(text, extra, "}\n");
 }
@@ -56,13 +57,11 @@ class ConfigReloadTest : public ::testing::Test {
     on_command_line_ = [given](absl::string_view name) {
       return given.contains(name);
     };
-    absl::StatusOr<RawFlags> flags =
-        ApplyConfigFile(command_line_, on_command_line_);
-    ASSERT_TRUE(flags.ok()) << flags.status();
-    absl::StatusOr<ServerConfig> running = ConfigFromRawFlags(*flags);
-    ASSERT_TRUE(running.ok()) << running.status();
-    reloader_ = std::make_unique<ConfigReloader>(
-        command_line_, on_command_line_, *running, engine_, *log_);
+    absl::StatusOr<LoadedConfig> loaded =
+        LoadConfig(command_line_, on_command_line_);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    started_ = *std::move(loaded);
+    reloader_ = std::make_unique<ConfigReloader>(started_, engine_, *log_);
   }
 
   ~ConfigReloadTest() override {
@@ -82,6 +81,7 @@ class ConfigReloadTest : public ::testing::Test {
   std::unique_ptr<Logger> log_;
   RawFlags command_line_;
   OnCommandLine on_command_line_;
+  LoadedConfig started_;
   testing::FakeEngine engine_;
   std::unique_ptr<ConfigReloader> reloader_;
 };
@@ -92,8 +92,7 @@ TEST_F(ConfigReloadTest, ChangedFileReplacesTheUpstreams) {
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
 
   ASSERT_EQ(engine_.upstream_updates().size(), 1u);
-  const std::vector<hedge::UpstreamConfig> sets =
-      engine_.upstream_updates()[0];
+  const std::vector<hedge::UpstreamConfig> sets = engine_.upstream_updates()[0];
   ASSERT_EQ(sets.size(), 1u);
   EXPECT_EQ(sets[0].name, "a");
   EXPECT_EQ(sets[0].replicas.size(), 2u);
@@ -193,8 +192,8 @@ TEST_F(ConfigReloadTest, UpstreamLimitsAreCheckedAtTheirEdges) {
         std::string("  max_response_bytes: 1001\n"),
         std::string("  max_requests: 1000001\n"),
         std::string("  refresh_interval: \"9ms\"\n")}) {
-    Write(path_, "timeout: \"1s\"\nmax_response_bytes: 1000\n" +
-                     Upstream("a", over));
+    Write(path_,
+          "timeout: \"1s\"\nmax_response_bytes: 1000\n" + Upstream("a", over));
     reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
   }
   EXPECT_EQ(reloader_->Counts().rejected, 4u);
@@ -213,9 +212,10 @@ TEST_F(ConfigReloadTest, UpstreamLimitsAreCheckedAtTheirEdges) {
 
 TEST_F(ConfigReloadTest, ChangedGlobalsAreNamedAsNeedingARestart) {
   Start("max_requests: 64\n" + Upstream("a", ""), {"timeout"});
-  Write(path_, "max_requests: 65\nlisten: \"127.0.0.1:7001\"\n"
-               "listen_front: \"grpc\"\ntimeout: \"3s\"\n" +
-                   Upstream("a", ""));
+  Write(path_,
+        "max_requests: 65\nlisten: \"127.0.0.1:7001\"\n"
+        "listen_front: \"grpc\"\ntimeout: \"3s\"\n" +
+            Upstream("a", ""));
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
   EXPECT_EQ(engine_.upstream_updates().size(), 1u);  // upstreams still apply
   // --timeout on the command line still wins: not a change. The streams
@@ -225,6 +225,36 @@ TEST_F(ConfigReloadTest, ChangedGlobalsAreNamedAsNeedingARestart) {
                                 "fields=listen,listen_front,max_requests,"
                                 "max_streams_per_connection "))
       << LogText();
+}
+
+// tenant_share sizes admission's per-tenant cap at start-up: a change is
+// named as needing a restart, while the upstreams (whose own hedge share
+// it defaults) still apply.
+TEST_F(ConfigReloadTest, ChangedTenantShareNeedsARestart) {
+  Start("tenant_share: 0.5\n" + Upstream("a", ""));
+  Write(path_, "tenant_share: 0.25\n" + Upstream("a", ""));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  EXPECT_EQ(reloader_->Counts().ok, 1u);
+  ASSERT_EQ(engine_.upstream_updates().size(), 1u);
+  EXPECT_EQ(engine_.upstream_updates()[0][0].tenant_share, 0.25);
+  EXPECT_TRUE(absl::StrContains(
+      LogText(), "event=config_reload_needs_restart fields=tenant_share "))
+      << LogText();
+}
+
+TEST_F(ConfigReloadTest, UnchangedTenantShareIsNoRestart) {
+  Start("tenant_share: 0.5\n" + Upstream("a", ""));
+  Write(path_, "tenant_share: 0.5\n" + Upstream("a", "  hedge_burst: 3\n"));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  EXPECT_EQ(reloader_->Counts().ok, 1u);
+  EXPECT_FALSE(absl::StrContains(LogText(), "config_reload_needs_restart"))
+      << LogText();
+}
+
+// Every setting the schema declares reloadable: false is compared, and
+// nothing else.
+TEST(NeedsRestartTest, ComparesExactlyTheSchemasNonReloadableSettings) {
+  EXPECT_EQ(ConfigReloader::ComparedFields(), NeedsRestartFields());
 }
 
 TEST_F(ConfigReloadTest, DefaultSetCannotSetLimitsOfItsOwn) {

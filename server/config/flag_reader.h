@@ -1,4 +1,5 @@
-// FlagReader: parses flag values (flag_values.h) for ConfigFromRawFlags,
+// FlagReader: parses flag values (flag_values.h), and takes the config
+// file's typed numbers (raw_value.h), for ConfigFromRawFlags,
 // keeping the first error, worded with the flag's name or, for a value
 // that came from the config file, its place there.
 //
@@ -7,6 +8,7 @@
 #ifndef TAILGATE_SERVER_CONFIG_FLAG_READER_H_
 #define TAILGATE_SERVER_CONFIG_FLAG_READER_H_
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -19,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "flags/flag_values.h"
+#include "server/config/raw_value.h"
 #include "server/net/listen_address.h"
 
 namespace tailgate::server {
@@ -33,28 +36,56 @@ class FlagReader {
       const absl::flat_hash_map<std::string, std::string>* locations)
       : locations_(locations) {}
 
-  int64_t Integer(absl::string_view flag, const std::string& text) {
-    return Take(flag, flags::ParseInteger(text), int64_t{0});
+  // An integer from text, or one the config file typed.
+  int64_t Integer(absl::string_view flag, const RawValue& value) {
+    if (const int64_t* typed = value.integer()) return *typed;
+    if (value.number() != nullptr) {
+      Fail(flag, absl::StrCat("want an integer, got ", value.ToString()));
+      return 0;
+    }
+    return Take(flag, flags::ParseInteger(*value.text()), int64_t{0});
+  }
+
+  // An integer in [min, max] (flags::ParseInteger's words).
+  int64_t IntegerIn(absl::string_view flag, const RawValue& value, int64_t min,
+                    int64_t max) {
+    const int64_t parsed = Integer(flag, value);
+    if (status_.ok() && (parsed < min || parsed > max)) {
+      Fail(flag,
+           absl::StrCat("must be in [", min, ", ", max, "], got ", parsed));
+    }
+    return parsed;
   }
 
   // An integer that fits an int; the rest of its range is checked by its
   // owner.
-  int Int(absl::string_view flag, const std::string& text) {
-    const int64_t value = Integer(flag, text);
-    if (value > std::numeric_limits<int>::max()) {
-      Fail(flag, absl::StrCat("must be at most ",
-                              std::numeric_limits<int>::max(), ", got ", text));
-    } else if (value < std::numeric_limits<int>::min()) {
-      Fail(flag, absl::StrCat("must be at least ",
-                              std::numeric_limits<int>::min(), ", got ", text));
+  int Int(absl::string_view flag, const RawValue& value) {
+    const int64_t parsed = Integer(flag, value);
+    if (parsed > std::numeric_limits<int>::max()) {
+      Fail(flag,
+           absl::StrCat("must be at most ", std::numeric_limits<int>::max(),
+                        ", got ", value.ToString()));
+    } else if (parsed < std::numeric_limits<int>::min()) {
+      Fail(flag,
+           absl::StrCat("must be at least ", std::numeric_limits<int>::min(),
+                        ", got ", value.ToString()));
     } else {
-      return static_cast<int>(value);
+      return static_cast<int>(parsed);
     }
     return 0;
   }
 
-  double Number(absl::string_view flag, const std::string& text) {
-    return Take(flag, flags::ParseNumber(text), 0.0);
+  // A finite number from text, or one the config file typed.
+  double Number(absl::string_view flag, const RawValue& value) {
+    if (const double* typed = value.number()) {
+      if (std::isfinite(*typed)) return *typed;
+      Fail(flag, absl::StrCat("want a number, got \"", *typed, "\""));
+      return 0.0;
+    }
+    if (const int64_t* typed = value.integer()) {
+      return static_cast<double>(*typed);
+    }
+    return Take(flag, flags::ParseNumber(*value.text()), 0.0);
   }
 
   absl::Duration Duration(absl::string_view flag, const std::string& text) {

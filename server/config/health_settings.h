@@ -11,8 +11,7 @@
 // probe_method, which sets UpstreamConfig::probe_head. Values are parsed
 // here and checked by the engine (ValidateEngineConfig).
 //
-// Thread safety: plain values and pure functions (HealthFromCommandLine
-// reads the process's flags: call it after absl::ParseCommandLine).
+// Thread safety: plain values and pure functions.
 
 #ifndef TAILGATE_SERVER_CONFIG_HEALTH_SETTINGS_H_
 #define TAILGATE_SERVER_CONFIG_HEALTH_SETTINGS_H_
@@ -24,31 +23,30 @@
 #include "absl/time/time.h"
 #include "hedge/config/engine_config.h"
 #include "server/config/flag_reader.h"
+#include "server/config/raw_value.h"
 
 namespace tailgate::server {
 
 // Empty (nullopt for probe_path) leaves the value as it is.
 struct RawHealth {
-  std::string ejection_failure_rate;
-  std::string ejection_min_requests;
+  RawValue ejection_failure_rate;
+  RawValue ejection_min_requests;
   std::string ejection_window;
   // Empty in the flags' defaults too: DefaultMaxEjectionTime.
   std::string max_ejection_time;
-  std::string probe_successes;
+  RawValue probe_successes;
   std::string ramp_up;
-  std::string max_ejected_share;
-  std::string give_up_factor;  // 0 turns giving up off
+  RawValue max_ejected_share;
+  RawValue give_up_factor;  // 0 turns giving up off
   std::string give_up_min;
   std::string give_up_max;
   std::optional<std::string> probe_path;  // "" = copy live reads
   std::string probe_method;               // GET or HEAD
 };
 
-// The flags' defaults: the engine's (CircuitConfig, GiveUpConfig).
+// The flags' defaults, as declared (schema/settings_schema.h): the
+// engine's (CircuitConfig, GiveUpConfig).
 RawHealth HealthFlagDefaults();
-
-// The process's --flags of these settings.
-RawHealth HealthFromCommandLine();
 
 // Parses the values `raw` sets into `upstream`; `prefix` ("" or
 // "upstreams.NAME.") makes each field's key for `reader`.

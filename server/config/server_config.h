@@ -1,14 +1,17 @@
 // ServerConfig: the tailgate command line, parsed and validated in one pure
 // step.
 //
-// Example (main):
-//   absl::ParseCommandLine(argc, argv);
-//   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+// Example:
+//   RawFlags flags;  // the declared defaults
+//   flags.backends = "http://10.0.0.7:8080";
+//   absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(flags);
 //   if (!config.ok()) { print config.status().message(); exit 2; }
+// (LoadConfig, config_load.h, is the whole path from the command line
+// and the config file.)
 //
 // Every flag is taken as text and parsed here (flag_values.h), not by
-// absl's typed flags, so that any bad value yields one line naming the
-// flag, such as
+// absl's typed flags, and the config file's numbers as it typed them, so
+// that any bad value yields one line naming the flag, such as
 //   --hedge_fraction: must be in [0, 1], got 1.5
 // This layer checks the syntax of every value and what the server itself
 // owns (addresses, drain, logging, CPUs); the engine's limits are checked
@@ -19,8 +22,7 @@
 //
 // Thread safety: ConfigFromRawFlags is a pure function (apart from checking
 // that --ca_file is readable and that --cpus names CPUs the process may
-// use). ConfigFromFlags reads
-// the process's flags: call it after absl::ParseCommandLine.
+// use).
 
 #ifndef TAILGATE_SERVER_CONFIG_SERVER_CONFIG_H_
 #define TAILGATE_SERVER_CONFIG_SERVER_CONFIG_H_
@@ -35,84 +37,89 @@
 #include "absl/time/time.h"
 #include "hedge/config/engine_config.h"
 #include "server/config/health_settings.h"
+#include "server/config/raw_value.h"
+#include "server/config/schema/settings_schema.h"
 #include "server/net/listen_address.h"
 #include "server/observability/log.h"
 #include "server/process/sched_policy.h"
 
 namespace tailgate::server {
 
-// A replica set from the config file (config_file.h), its values as text
-// like the flags'. An empty value (nullopt for http2) takes the value of
-// the flag of the same name.
+// A replica set from the config file (config_file.h), its numbers as the
+// file typed them and the rest as text like the flags'. An empty value
+// (nullopt for http2) takes the value of the flag of the same name.
 struct RawUpstream {
   std::string name;      // "" is the default set
   std::string replicas;  // comma-separated, like --backends
   std::string hedge_delay;
   std::string hedge_delay_min;
   std::string hedge_delay_max;
-  std::string hedge_fraction;
-  std::string hedge_burst;
-  std::string retry_fraction;
-  std::string retry_per_second;
+  RawValue hedge_fraction;
+  RawValue hedge_burst;
+  RawValue retry_fraction;
+  RawValue retry_per_second;
   std::string retry_window;
-  std::string tenant_share;
-  std::string failure_threshold;
+  RawValue tenant_share;
+  RawValue failure_threshold;
   std::string cooldown;
   RawHealth health;
-  std::string preconnect;
+  RawValue preconnect;
   std::optional<bool> http2;
   std::string ca_file;
   // The set's own limits and discovery (empty: the global value, or the
   // default; see config.proto).
   std::string timeout;
-  std::string max_response_bytes;
-  std::string max_requests;
+  RawValue max_response_bytes;
+  RawValue max_requests;
   bool resolve = false;
   std::string refresh_interval;
 };
 
-// The flag values as given; the member defaults are the flags' defaults.
-// With --config, ApplyConfigFile (config_file.h) has folded the file in.
+// The settings as given; the member defaults are the flags' defaults, as
+// declared (schema/settings_schema.h). LoadConfig (config_load.h) folds
+// the config file in.
 struct RawFlags {
-  std::string config;  // --config: path of the configuration file
-  std::string backends;
-  std::string listen = "127.0.0.1:8080";
-  std::string admin = "127.0.0.1:9090";
-  std::string metrics_listen = "127.0.0.1:9464";
-  std::string hedge_delay = "25ms";  // or "auto"
-  std::string hedge_delay_min = "1ms";
-  std::string hedge_delay_max = "200ms";
-  std::string hedge_fraction = "0.1";
-  std::string hedge_burst = "2";
-  std::string retry_fraction = "0.2";
-  std::string retry_per_second = "10";
-  std::string retry_window = "10s";
-  std::string tenant_share = "1";
-  std::string timeout = "1s";
-  std::string max_requests = "128";
-  std::string max_attempts = "160";
-  std::string max_streams_per_connection;  // empty: 2 * max_requests
-  std::string max_response_bytes = "4194304";
-  std::string max_grpc_memory_bytes = "67108864";
-  std::string max_connections = "4096";
-  std::string max_buffered_bytes = "67108864";
-  std::string send_timeout = "5s";
-  std::string failure_threshold = "5";
-  std::string cooldown = "1s";
+  std::string config = SettingDefault("config");
+  std::string backends = SettingDefault("backends");
+  std::string listen = SettingDefault("listen");
+  std::string admin = SettingDefault("admin");
+  std::string metrics_listen = SettingDefault("metrics_listen");
+  std::string hedge_delay = SettingDefault("hedge_delay");  // or "auto"
+  std::string hedge_delay_min = SettingDefault("hedge_delay_min");
+  std::string hedge_delay_max = SettingDefault("hedge_delay_max");
+  RawValue hedge_fraction = SettingDefault("hedge_fraction");
+  RawValue hedge_burst = SettingDefault("hedge_burst");
+  RawValue retry_fraction = SettingDefault("retry_fraction");
+  RawValue retry_per_second = SettingDefault("retry_per_second");
+  std::string retry_window = SettingDefault("retry_window");
+  RawValue tenant_share = SettingDefault("tenant_share");
+  std::string timeout = SettingDefault("timeout");
+  RawValue max_requests = SettingDefault("max_requests");
+  RawValue max_attempts = SettingDefault("max_attempts");
+  // Empty: 2 * max_requests.
+  RawValue max_streams_per_connection =
+      SettingDefault("max_streams_per_connection");
+  RawValue max_response_bytes = SettingDefault("max_response_bytes");
+  RawValue max_grpc_memory_bytes = SettingDefault("max_grpc_memory_bytes");
+  RawValue max_connections = SettingDefault("max_connections");
+  RawValue max_buffered_bytes = SettingDefault("max_buffered_bytes");
+  std::string send_timeout = SettingDefault("send_timeout");
+  RawValue failure_threshold = SettingDefault("failure_threshold");
+  std::string cooldown = SettingDefault("cooldown");
   RawHealth health = HealthFlagDefaults();
-  std::string drain_timeout = "5s";
-  bool backend_http2 = false;
-  std::string preconnect = "1";
-  std::string timer_spin = "0";
-  std::string ca_file;
-  std::string log_format = "logfmt";
-  std::string cpus = "any";
-  std::string sched_policy = "normal";
-  std::string http_listen;  // empty: no plain-HTTP door
-  std::string http_max_connections = "1024";
-  std::string http_header_timeout = "10s";
-  std::string read_listen;  // empty: no read door
-  std::string listen_front = "loop";
+  std::string drain_timeout = SettingDefault("drain_timeout");
+  bool backend_http2 = SettingDefault("backend_http2") == "true";
+  RawValue preconnect = SettingDefault("preconnect");
+  std::string timer_spin = SettingDefault("timer_spin");
+  std::string ca_file = SettingDefault("ca_file");
+  std::string log_format = SettingDefault("log_format");
+  std::string cpus = SettingDefault("cpus");
+  std::string sched_policy = SettingDefault("sched_policy");
+  std::string http_listen = SettingDefault("http_listen");  // empty: off
+  RawValue http_max_connections = SettingDefault("http_max_connections");
+  std::string http_header_timeout = SettingDefault("http_header_timeout");
+  std::string read_listen = SettingDefault("read_listen");  // empty: off
+  std::string listen_front = SettingDefault("listen_front");
 
   // From the config file: its replica sets, in the file's order. The
   // default set ("") is among them if the file has one; --backends on the
@@ -143,8 +150,9 @@ struct ServerConfig {
   // gRPC's resource quota, shared by the --listen and --admin servers: the
   // memory it may hold for connections, partly received requests and calls.
   int64_t max_grpc_memory_bytes = int64_t{64} << 20;
-  // Client connections open at once on --listen (main lowers it to leave
-  // descriptors for replica connections: EffectiveMaxConnections).
+  // Client connections open at once on --listen (the sidecar lowers it to
+  // leave descriptors for replica connections: SplitDescriptors in
+  // server/sidecar/connection_limits.h).
   int max_connections = 4096;
   // Answers built and not yet sent to their clients, in bytes, at most
   // (ResponseMemory); at least engine.max_response_bytes.
@@ -192,13 +200,6 @@ absl::Status ForFlagOfField(const absl::Status& status);
 // upstreams.a.hedge_delay (from --hedge_delay): ...".
 absl::Status ForSourceOfField(const absl::Status& status,
                               const RawFlags& flags);
-
-// The process's --flags, as RawFlags.
-RawFlags RawFlagsFromCommandLine();
-
-inline absl::StatusOr<ServerConfig> ConfigFromFlags() {
-  return ConfigFromRawFlags(RawFlagsFromCommandLine());
-}
 
 }  // namespace tailgate::server
 

@@ -10,6 +10,7 @@
 #include "cpus/cpu_set.h"
 #include "gtest/gtest.h"
 #include "hedge/errors/field_error.h"
+#include "server/config/command_line_flags.h"
 
 ABSL_DECLARE_FLAG(std::string, backends);
 ABSL_DECLARE_FLAG(std::string, hedge_delay);
@@ -275,8 +276,7 @@ TEST(ServerConfigTest, RetryBudgetEdges) {
             "--retry_per_second: must be in [0, 1000000], got 1000001");
   flags = Valid();
   flags.retry_window = "99ms";
-  EXPECT_EQ(ErrorOf(flags),
-            "--retry_window: must be in [100ms, 1h], got 99ms");
+  EXPECT_EQ(ErrorOf(flags), "--retry_window: must be in [100ms, 1h], got 99ms");
   flags = Valid();
   flags.retry_window = "soon";
   EXPECT_TRUE(absl::StartsWith(ErrorOf(flags), "--retry_window: "));

@@ -71,10 +71,9 @@ Sidecar::Sidecar(const ServerConfig& config, uint64_t file_limit, Logger& log)
   grpc_quota_.SetMaxThreads(kMaxGrpcSyncThreads);
 }
 
-std::unique_ptr<Sidecar> Sidecar::Start(const ServerConfig& config,
-                                        const RawFlags& command_line,
-                                        const OnCommandLine& on_command_line,
-                                        Logger& log, StartFailure& failure) {
+std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
+                                        StartFailure& failure) {
+  const ServerConfig& config = loaded.config;
   LogStart(log, config);
   uint64_t file_limit = 0;  // 0: unknown
   if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
@@ -97,7 +96,7 @@ std::unique_ptr<Sidecar> Sidecar::Start(const ServerConfig& config,
   if (!sidecar->StartLoop(failure) || !sidecar->StartEngine(failure)) {
     return nullptr;
   }
-  sidecar->StartReload(command_line, on_command_line);
+  sidecar->StartReload(loaded);
   sidecar->admin_service_.emplace(
       *sidecar->engine_, sidecar->rejections_,
       [s = sidecar.get()] { return s->ReloadCounts(); });
@@ -149,11 +148,10 @@ bool Sidecar::StartEngine(StartFailure& failure) {
   return true;
 }
 
-void Sidecar::StartReload(const RawFlags& command_line,
-                          const OnCommandLine& on_command_line) {
+void Sidecar::StartReload(const LoadedConfig& loaded) {
+  const RawFlags& command_line = loaded.command_line;
   if (command_line.config.empty()) return;
-  reloader_ = std::make_unique<ConfigReloader>(command_line, on_command_line,
-                                               config_, *engine_, log_);
+  reloader_ = std::make_unique<ConfigReloader>(loaded, *engine_, log_);
   absl::StatusOr<std::unique_ptr<ConfigFileWatch>> started =
       ConfigFileWatch::Start(command_line.config, kConfigWatchDebounce, [this] {
         reloader_->Reload(ConfigReloader::Trigger::kFileChanged);

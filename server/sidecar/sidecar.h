@@ -45,7 +45,7 @@
 #include "hedge/discovery/resolver.h"
 #include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/engine.h"
-#include "server/config/config_file.h"
+#include "server/config/config_load.h"
 #include "server/config/config_reload.h"
 #include "server/config/config_watch.h"
 #include "server/config/server_config.h"
@@ -78,13 +78,12 @@ struct StartFailure {
 
 class Sidecar {
  public:
-  // Starts every part, in order. `config` and `log` must outlive the
-  // sidecar. On failure, what had started is stopped again and the failure
-  // names the part.
-  static std::unique_ptr<Sidecar> Start(const ServerConfig& config,
-                                        const RawFlags& command_line,
-                                        const OnCommandLine& on_command_line,
-                                        Logger& log, StartFailure& failure);
+  // Starts every part, in order, with `loaded.config` (LoadConfigAtStartUp;
+  // with --config, reloads start from `loaded`). `loaded` and `log` must
+  // outlive the sidecar. On failure, what had started is stopped again and
+  // the failure names the part.
+  static std::unique_ptr<Sidecar> Start(const LoadedConfig& loaded, Logger& log,
+                                        StartFailure& failure);
 
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;
@@ -101,8 +100,7 @@ class Sidecar {
   // Each starts one part; an error names the part in `failure`.
   bool StartLoop(StartFailure& failure);
   bool StartEngine(StartFailure& failure);
-  void StartReload(const RawFlags& command_line,
-                   const OnCommandLine& on_command_line);
+  void StartReload(const LoadedConfig& loaded);
   bool StartListen(StartFailure& failure);
   bool StartAdmin(StartFailure& failure);
   bool StartMetrics(StartFailure& failure);
