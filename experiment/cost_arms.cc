@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "client/client.h"
 #include "experiment/report.h"
+#include "tests/replica/silent_listener.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -92,7 +93,7 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
       return arm;
     }
     case ArmKind::kHttpDoor: {
-      absl::StatusOr<int> port = UnusedPort();
+      absl::StatusOr<int> port = testing::UnusedLoopbackPort();
       if (!port.ok()) return port.status();
       const std::string address = absl::StrCat("127.0.0.1:", *port);
       if (absl::Status s = StartTailgate(
@@ -100,7 +101,7 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
           !s.ok()) {
         return s;
       }
-      if (!WaitForPort(*port, kStartTimeout)) {
+      if (!testing::WaitForPort(*port, kStartTimeout)) {
         return absl::UnavailableError(absl::StrCat(
             "the ", ArmName(kind), " did not listen on ", address));
       }
@@ -108,8 +109,8 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
       return arm;
     }
     case ArmKind::kGateway: {
-      absl::StatusOr<int> port = UnusedPort();
-      absl::StatusOr<int> admin_port = UnusedPort();
+      absl::StatusOr<int> port = testing::UnusedLoopbackPort();
+      absl::StatusOr<int> admin_port = testing::UnusedLoopbackPort();
       if (!port.ok()) return port.status();
       if (!admin_port.ok()) return admin_port.status();
       std::vector<std::string> argv;
@@ -122,14 +123,14 @@ absl::StatusOr<RunningArm> StartArm(const Setup& setup, ArmKind kind) {
                                absl::StrCat("127.0.0.1:", *admin_port),
                                "-max-requests", absl::StrCat(kMaxRequests),
                                "-max-attempts", absl::StrCat(kMaxAttempts)});
-      absl::StatusOr<std::unique_ptr<ChildProcess>> gateway =
-          ChildProcess::Start(argv,
-                              absl::StrCat(setup.work_dir, "/gateway.log"));
+      absl::StatusOr<std::unique_ptr<testing::ChildProcess>> gateway =
+          testing::ChildProcess::Start(testing::LoggedTo(
+              argv, absl::StrCat(setup.work_dir, "/gateway.log")));
       if (!gateway.ok()) return gateway.status();
-      if (!WaitForPort(*port, kStartTimeout)) {
-        return absl::UnavailableError(
-            absl::StrCat("the gateway did not listen: ",
-                         ReadWholeFile(setup.work_dir + "/gateway.log")));
+      if (!testing::WaitForPort(*port, kStartTimeout)) {
+        return absl::UnavailableError(absl::StrCat(
+            "the gateway did not listen: ",
+            testing::ReadWholeFile(setup.work_dir + "/gateway.log")));
       }
       // taskset execs the gateway: same pid.
       arm.pid = (*gateway)->pid();
@@ -169,11 +170,11 @@ absl::StatusOr<H2loadReport> RunH2load(const Setup& setup,
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string out = setup.work_dir + "/h2load.out";
   std::remove(out.c_str());
-  absl::StatusOr<std::unique_ptr<ChildProcess>> h2load =
-      ChildProcess::Start(argv, out);
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> h2load =
+      testing::ChildProcess::Start(testing::LoggedTo(argv, out));
   if (!h2load.ok()) return h2load.status();
   const std::optional<int> code = (*h2load)->Wait(duration + absl::Seconds(30));
-  const std::string text = ReadWholeFile(out);
+  const std::string text = testing::ReadWholeFile(out);
   if (code != 0) {
     return absl::UnavailableError(absl::StrCat(
         "h2load failed (", absl::StrJoin(argv, " "), "):\n", text));

@@ -15,11 +15,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/admin_client.h"
-#include "experiment/child_process.h"
 #include "experiment/experiment_config.h"
 #include "experiment/h2load.h"
 #include "experiment/nginx_replicas.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/child_process.h"
+#include "tests/process/tailgate_process.h"
 
 namespace tailgate::experiment {
 
@@ -51,7 +51,7 @@ std::vector<Point> PointsFor(const ExperimentConfig& config);
 struct RunningArm {
   std::unique_ptr<testing::TailgateProcess> tailgate;
   std::unique_ptr<AdminClient> admin;
-  std::unique_ptr<ChildProcess> gateway;
+  std::unique_ptr<testing::ChildProcess> gateway;
   pid_t pid = 0;  // 0 for direct
   std::string url;
   bool grpc = false;

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "tests/replica/silent_listener.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -38,7 +39,7 @@ absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
     const std::string& dir, const std::vector<std::string>& launcher) {
   std::vector<int> ports;
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<int> port = UnusedPort();
+    absl::StatusOr<int> port = testing::UnusedLoopbackPort();
     if (!port.ok()) return port.status();
     ports.push_back(*port);
   }
@@ -66,14 +67,15 @@ absl::StatusOr<std::unique_ptr<NginxReplicas>> NginxReplicas::Start(
   // -e: nginx opens its compiled-in error log before it reads the config.
   argv.insert(argv.end(), {"nginx", "-p", dir, "-e",
                            absl::StrCat(dir, "/nginx.err"), "-c", config_path});
-  absl::StatusOr<std::unique_ptr<ChildProcess>> nginx =
-      ChildProcess::Start(argv, absl::StrCat(dir, "/nginx.out"));
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> nginx =
+      testing::ChildProcess::Start(
+          testing::LoggedTo(argv, absl::StrCat(dir, "/nginx.out")));
   if (!nginx.ok()) return nginx.status();
   for (int port : ports) {
-    if (!WaitForPort(port, kStartTimeout)) {
+    if (!testing::WaitForPort(port, kStartTimeout)) {
       return absl::UnavailableError(absl::StrCat(
           "nginx did not listen on ", port, ": ",
-          ReadWholeFile(absl::StrCat(dir, "/nginx.err"))));
+          testing::ReadWholeFile(absl::StrCat(dir, "/nginx.err"))));
     }
   }
   return std::unique_ptr<NginxReplicas>(

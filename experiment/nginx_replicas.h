@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "experiment/child_process.h"
+#include "tests/process/child_process.h"
 
 namespace tailgate::experiment {
 
@@ -34,10 +34,11 @@ class NginxReplicas {
   std::string backends() const;        // both, as --backends takes them
 
  private:
-  NginxReplicas(std::unique_ptr<ChildProcess> nginx, std::vector<int> ports)
+  NginxReplicas(std::unique_ptr<testing::ChildProcess> nginx,
+                std::vector<int> ports)
       : nginx_(std::move(nginx)), ports_(std::move(ports)) {}
 
-  std::unique_ptr<ChildProcess> nginx_;
+  std::unique_ptr<testing::ChildProcess> nginx_;
   std::vector<int> ports_;
 };
 

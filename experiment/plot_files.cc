@@ -1,10 +1,5 @@
 #include "experiment/plot_files.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,9 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "experiment/plots.h"
-#include "tests/e2e/shell_like_spawn.h"
-
-extern char** environ;
+#include "tests/process/child_process.h"
 
 namespace tailgate::experiment {
 
@@ -31,25 +24,15 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 }
 
 absl::Status RunGnuplot(const std::string& script) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  std::string name = "gnuplot";
-  std::string arg = script;
-  char* argv[] = {name.data(), arg.data(), nullptr};
-  // Spawned with no signal blocked, so that StopChildren's SIGTERM ends it.
-  const testing::ShellLikeSpawnAttr attr;
-  pid_t pid = 0;
-  const int error =
-      posix_spawn(&pid, kGnuplot, &actions, attr.get(), argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
+  testing::ChildOptions options;
+  options.argv = {kGnuplot, script};
+  // stdout carries the JSON lines: gnuplot's own output goes to stderr.
+  options.stdout_to = testing::Output::ParentStderr();
+  absl::StatusOr<testing::ChildResult> run = testing::RunToExit(options);
+  if (!run.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot run ", kGnuplot));
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (run->exit_code != 0) {
     return absl::InternalError(
         absl::StrCat(kGnuplot, " failed on ", script, " (see stderr)"));
   }

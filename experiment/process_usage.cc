@@ -8,8 +8,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "experiment/child_process.h"
 #include "experiment/peak_rss.h"
+#include "tests/process/child_process.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 // command name, which is in parentheses and may contain spaces.
 absl::StatusOr<absl::Duration> CpuTime(pid_t pid) {
   const std::string path = absl::StrCat("/proc/", pid, "/stat");
-  const std::string stat = ReadWholeFile(path);
+  const std::string stat = testing::ReadWholeFile(path);
   const size_t close = stat.rfind(')');
   if (close == std::string::npos) {
     return absl::UnavailableError(absl::StrCat("cannot read ", path));

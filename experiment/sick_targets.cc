@@ -8,13 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
-#include "experiment/child_process.h"
 #include "experiment/gateway_metrics.h"
 #include "experiment/grpc_read_target.h"
 #include "experiment/http_get.h"
 #include "experiment/http_read_target.h"
 #include "experiment/prometheus_text.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/child_process.h"
+#include "tests/process/tailgate_process.h"
+#include "tests/replica/silent_listener.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -91,21 +92,22 @@ class GatewayTarget : public SickTargetProcess {
  public:
   static absl::StatusOr<std::unique_ptr<SickTargetProcess>> Start(
       const SickTargetSetup& setup, const SickReplicaSet& replicas) {
-    absl::StatusOr<int> port = UnusedPort();
+    absl::StatusOr<int> port = testing::UnusedLoopbackPort();
     if (!port.ok()) return port.status();
-    absl::StatusOr<int> admin_port = UnusedPort();
+    absl::StatusOr<int> admin_port = testing::UnusedLoopbackPort();
     if (!admin_port.ok()) return admin_port.status();
     const std::string log = setup.work_dir + "/gateway.log";
-    absl::StatusOr<std::unique_ptr<ChildProcess>> gateway = ChildProcess::Start(
-        {setup.gateway_binary, "-backends", replicas.backends(), "-listen",
-         absl::StrCat("127.0.0.1:", *port), "-admin",
-         absl::StrCat("127.0.0.1:", *admin_port)},
-        log);
+    absl::StatusOr<std::unique_ptr<testing::ChildProcess>> gateway =
+        testing::ChildProcess::Start(testing::LoggedTo(
+            {setup.gateway_binary, "-backends", replicas.backends(), "-listen",
+             absl::StrCat("127.0.0.1:", *port), "-admin",
+             absl::StrCat("127.0.0.1:", *admin_port)},
+            log));
     if (!gateway.ok()) return gateway.status();
-    if (!WaitForPort(*port, kStartTimeout) ||
-        !WaitForPort(*admin_port, kStartTimeout)) {
-      return absl::UnavailableError(
-          absl::StrCat("the gateway did not listen: ", ReadWholeFile(log)));
+    if (!testing::WaitForPort(*port, kStartTimeout) ||
+        !testing::WaitForPort(*admin_port, kStartTimeout)) {
+      return absl::UnavailableError(absl::StrCat("the gateway did not listen: ",
+                                                 testing::ReadWholeFile(log)));
     }
     absl::StatusOr<std::unique_ptr<HttpReadTarget>> reads =
         HttpReadTarget::Start(absl::StrCat("http://127.0.0.1:", *port));
@@ -141,7 +143,7 @@ class GatewayTarget : public SickTargetProcess {
   }
 
  private:
-  GatewayTarget(std::unique_ptr<ChildProcess> gateway,
+  GatewayTarget(std::unique_ptr<testing::ChildProcess> gateway,
                 std::unique_ptr<HttpReadTarget> reads, std::string metrics_url,
                 const SickReplicaSet& replicas)
       : metrics_url_(std::move(metrics_url)),
@@ -151,7 +153,7 @@ class GatewayTarget : public SickTargetProcess {
 
   const std::string metrics_url_;
   const SickReplicaSet& replicas_;
-  std::unique_ptr<ChildProcess> gateway_;
+  std::unique_ptr<testing::ChildProcess> gateway_;
   std::unique_ptr<HttpReadTarget> reads_;  // null once stopped
 };
 

@@ -3,7 +3,7 @@
 // to read through it and a way to read its counters.
 //
 //   tailgate  the tailgate binary with only --backends and the port-0
-//             listeners (tests/e2e's TailgateProcess); read over gRPC on
+//             listeners (tests/process's TailgateProcess); read over gRPC on
 //             --listen; counters scraped from its Prometheus /metrics on
 //             --metrics_listen: per replica tailgate_attempts_total
 //             {kind="primary"}, all tailgate_attempts_total, and

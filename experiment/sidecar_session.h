@@ -1,5 +1,5 @@
 // SidecarSession: one fresh sidecar for one policy, ready to measure: the
-// real `tailgate` binary as a child process (tests/e2e's TailgateProcess:
+// real `tailgate` binary as a child process (tests/process's TailgateProcess:
 // loopback port-0 listeners, ports read from its event=listening log
 // lines; with SidecarTransport::kUnix the read client's listener is a Unix
 // domain socket instead, a fresh path per session, removed when the
@@ -42,7 +42,7 @@
 #include "client/client.h"
 #include "experiment/experiment_config.h"
 #include "experiment/policies.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/tailgate_process.h"
 
 namespace tailgate::experiment {
 
@@ -53,7 +53,7 @@ struct SidecarSetup {
   std::vector<std::string> extra_flags;  // after the policy's flags
   int64_t warmup = 0;                    // REQUIRES: even
   SidecarTransport transport = SidecarTransport::kTcp;  // of the read client
-  SidecarDoor door = SidecarDoor::kListen;                // the read client's
+  SidecarDoor door = SidecarDoor::kListen;              // the read client's
 };
 
 // Every sidecar the experiment starts is tuned as for a CPU of its own
@@ -106,7 +106,7 @@ class SidecarSession {
         client_(std::move(client)),
         admin_(std::move(admin)) {}
 
-  std::string socket_path_;  // empty over TCP
+  std::string socket_path_;   // empty over TCP
   std::string read_address_;  // where the read clients connect
   // Declared before the clients so that it is destroyed after them.
   std::unique_ptr<testing::TailgateProcess> process_;

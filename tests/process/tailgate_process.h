@@ -1,9 +1,9 @@
-// TailgateProcess: the real `tailgate` binary as a child process, for
-// end-to-end tests.
+// TailgateProcess: the real `tailgate` binary as a child process (a
+// ChildProcess), for the end-to-end tests and the experiment.
 //
 // Start runs it with the given flags plus ephemeral ports for all three
-// listeners, collects its stderr (the lifecycle log) on a thread, and waits
-// for the three event=listening lines, which carry the bound addresses.
+// listeners, captures its stderr (the lifecycle log), and waits for the
+// three event=listening lines, which carry the bound addresses.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<TailgateProcess>> tailgate =
@@ -12,24 +12,22 @@
 //   (*tailgate)->Signal(SIGTERM);
 //   EXPECT_EQ((*tailgate)->WaitForExit(absl::Seconds(10)), 0);
 //
-// Thread safety: safe from any thread. The destructor kills the process if
-// it is still running.
+// Thread safety: safe from any thread. The destructor kills the process
+// (SIGKILL) if it is still running.
 
-#ifndef TAILGATE_TESTS_E2E_TAILGATE_PROCESS_H_
-#define TAILGATE_TESTS_E2E_TAILGATE_PROCESS_H_
+#ifndef TAILGATE_TESTS_PROCESS_TAILGATE_PROCESS_H_
+#define TAILGATE_TESTS_PROCESS_TAILGATE_PROCESS_H_
 
 #include <sys/types.h>
 
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "tests/process/child_process.h"
 
 namespace tailgate::testing {
 
@@ -43,7 +41,6 @@ class TailgateProcess {
       const std::string& binary, const std::vector<std::string>& flags,
       const std::vector<std::string>& environment = {});
 
-  ~TailgateProcess();
   TailgateProcess(const TailgateProcess&) = delete;
   TailgateProcess& operator=(const TailgateProcess&) = delete;
 
@@ -51,41 +48,39 @@ class TailgateProcess {
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& admin_address() const { return admin_address_; }
   int metrics_port() const { return metrics_port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_->pid(); }
 
-  void Signal(int signal) const;
+  void Signal(int signal) const { child_->Signal(signal); }
 
   // The exit code (128 + signal if killed by one), or nullopt if still
-  // running after `timeout`.
-  std::optional<int> WaitForExit(absl::Duration timeout);
+  // running after `timeout`. Its stderr has been read to the end once it
+  // returns a code.
+  std::optional<int> WaitForExit(absl::Duration timeout) {
+    return child_->Wait(timeout);
+  }
 
   // The first stderr line containing `text`, waiting up to `timeout`.
   std::optional<std::string> WaitForLine(const std::string& text,
-                                         absl::Duration timeout) const;
-  std::string stderr_text() const;
+                                         absl::Duration timeout) const {
+    return child_->WaitForLine(Stream::kStderr, text, timeout);
+  }
+  std::string stderr_text() const { return child_->captured(Stream::kStderr); }
 
   // The addr= of the event=listening line for `service` ("grpc", "admin",
   // "metrics", "http", "read"), waiting for it up to the start timeout.
   absl::StatusOr<std::string> ListeningAddress(const std::string& service);
 
  private:
-  TailgateProcess(pid_t pid, int stderr_fd);
-  void ReadStderr();
+  explicit TailgateProcess(std::unique_ptr<ChildProcess> child)
+      : child_(std::move(child)) {}
 
-  const pid_t pid_;
-  const int stderr_fd_;
-  std::thread reader_;
+  const std::unique_ptr<ChildProcess> child_;
   // Set by Start, constant afterwards.
   std::string grpc_address_;
   std::string admin_address_;
   int metrics_port_ = 0;
-
-  mutable absl::Mutex mu_;
-  std::string stderr_ ABSL_GUARDED_BY(mu_);
-  bool stderr_closed_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<int> exit_code_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tailgate::testing
 
-#endif  // TAILGATE_TESTS_E2E_TAILGATE_PROCESS_H_
+#endif  // TAILGATE_TESTS_PROCESS_TAILGATE_PROCESS_H_

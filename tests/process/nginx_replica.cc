@@ -1,22 +1,14 @@
-#include "tests/integration/nginx_replica.h"
+#include "tests/process/nginx_replica.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "absl/status/status.h"
@@ -27,20 +19,11 @@
 #include "absl/time/clock.h"
 #include "tests/replica/silent_listener.h"
 
-extern char** environ;
-
 namespace tailgate::testing {
 namespace {
 
 constexpr char kNginx[] = "/usr/sbin/nginx";
 constexpr char kOpenssl[] = "/usr/bin/openssl";
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 absl::Status WriteFile(const std::string& path, absl::string_view contents) {
   std::ofstream out(path, std::ios::trunc);
@@ -50,43 +33,15 @@ absl::Status WriteFile(const std::string& path, absl::string_view contents) {
   return absl::OkStatus();
 }
 
-// Spawns argv with stdout and stderr appended to log_file.
-absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv,
-                            const std::string& log_file) {
-  std::vector<char*> args;
-  for (const std::string& arg : argv)
-    args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int error =
-      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    return absl::InternalError(
-        absl::StrCat("posix_spawn ", argv[0], ": ", std::strerror(error)));
-  }
-  return pid;
-}
+constexpr absl::Duration kStopGrace = absl::Seconds(5);
 
-bool PortAccepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool connected =
-      connect(fd, reinterpret_cast<const sockaddr*>(&address),
-              sizeof(address)) == 0;
-  close(fd);
-  return connected;
+// argv with stdin from /dev/null, stdout and stderr appended to log_file.
+ChildOptions Logged(std::vector<std::string> argv,
+                    const std::string& log_file) {
+  ChildOptions options = LoggedTo(std::move(argv), log_file);
+  options.stdin_from = Output::Null();
+  options.stop_grace = kStopGrace;  // SIGTERM: nginx's fast shutdown
+  return options;
 }
 
 // As root, nginx chowns its temp dirs to `user` (default nobody), which
@@ -171,16 +126,12 @@ absl::StatusOr<std::string> MakeTempDir(const std::string& prefix) {
 
 absl::Status RunCommand(const std::vector<std::string>& argv,
                         const std::string& log_file) {
-  absl::StatusOr<pid_t> pid = Spawn(argv, log_file);
-  if (!pid.ok()) return pid.status();
-  int status = 0;
-  while (waitpid(*pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError("waitpid failed");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(absl::StrCat(absl::StrJoin(argv, " "),
-                                            " failed (wait status ", status,
-                                            "): ", ReadFileOrEmpty(log_file)));
+  absl::StatusOr<ChildResult> run = RunToExit(Logged(argv, log_file));
+  if (!run.ok()) return run.status();
+  if (run->exit_code != 0) {
+    return absl::InternalError(
+        absl::StrCat(absl::StrJoin(argv, " "), " failed (exit code ",
+                     run->exit_code, "): ", ReadWholeFile(log_file)));
   }
   return absl::OkStatus();
 }
@@ -260,57 +211,41 @@ absl::StatusOr<std::unique_ptr<NginxReplica>> NginxReplica::Start(
         !s.ok()) {
       return s;
     }
-    absl::StatusOr<pid_t> pid = Spawn(
-        {kNginx, "-p", *dir + "/", "-c", config_file, "-g", "daemon off;"},
-        log_file);
-    if (!pid.ok()) return pid.status();
+    absl::StatusOr<std::unique_ptr<ChildProcess>> nginx =
+        ChildProcess::Start(Logged(
+            {kNginx, "-p", *dir + "/", "-c", config_file, "-g", "daemon off;"},
+            log_file));
+    if (!nginx.ok()) return nginx.status();
     const absl::Time give_up = absl::Now() + absl::Seconds(10);
     bool exited = false;
+    // Each round waits a little for nginx to exit, then tries the port.
     while (absl::Now() < give_up) {
-      // Exited first: had another process taken the port, PortAccepts
+      // Exited first: had another process taken the port, WaitForPort
       // would be answered by that one.
-      int status = 0;
-      if (waitpid(*pid, &status, WNOHANG) == *pid) {
+      if ((*nginx)->Wait(absl::Milliseconds(5)).has_value()) {
         exited = true;
         break;
       }
-      if (PortAccepts(*port)) {
+      if (WaitForPort(*port, absl::ZeroDuration())) {
         // Still running now that the port answers: nginx listens on it.
-        if (waitpid(*pid, &status, WNOHANG) == *pid) {
+        if ((*nginx)->Wait(absl::ZeroDuration()).has_value()) {
           exited = true;
           break;
         }
         return std::unique_ptr<NginxReplica>(
-            new NginxReplica(*dir, *port, options.tls, *pid));
+            new NginxReplica(*dir, *port, options.tls, *std::move(nginx)));
       }
-      absl::SleepFor(absl::Milliseconds(5));
     }
-    if (!exited) {
-      kill(*pid, SIGKILL);
-      waitpid(*pid, nullptr, 0);
-    }
+    (*nginx)->Stop(absl::ZeroDuration());
     last = absl::UnavailableError(absl::StrCat(
         "nginx did not listen on port ", *port, exited ? " (exited)" : "", ": ",
-        ReadFileOrEmpty(log_file), ReadFileOrEmpty(*dir + "/error.log")));
+        ReadWholeFile(log_file), ReadWholeFile(*dir + "/error.log")));
   }
   return last;
 }
 
 NginxReplica::~NginxReplica() {
-  kill(pid_, SIGTERM);  // fast shutdown
-  const absl::Time give_up = absl::Now() + absl::Seconds(5);
-  bool reaped = false;
-  while (absl::Now() < give_up) {
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      reaped = true;
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  if (!reaped) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  nginx_.reset();  // SIGTERM (fast shutdown), then SIGKILL after 5 s
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
@@ -324,7 +259,7 @@ std::vector<std::string> NginxReplica::WaitForAccessLogLines(
   const absl::Time give_up = absl::Now() + timeout;
   while (true) {
     std::vector<std::string> lines = absl::StrSplit(
-        ReadFileOrEmpty(dir_ + "/access.log"), '\n', absl::SkipEmpty());
+        ReadWholeFile(dir_ + "/access.log"), '\n', absl::SkipEmpty());
     if (lines.size() >= n || absl::Now() >= give_up) return lines;
     absl::SleepFor(absl::Milliseconds(5));
   }

@@ -1,11 +1,11 @@
 // NginxReplica: a real nginx (/usr/sbin/nginx) on 127.0.0.1 for tests of the
 // engine's HTTP/2 and TLS paths, which the libevent Replica cannot serve.
 //
-// Each NginxReplica runs one nginx in the foreground (daemon off, master
-// process off) with a config generated in its own temp dir; the error log,
-// pid file, temp paths and an access log recording "$server_protocol" live in
-// that dir. Start() returns once the port accepts connections; the
-// destructor stops nginx and removes the dir.
+// Each NginxReplica runs one nginx (a ChildProcess) in the foreground (daemon
+// off, master process off) with a config generated in its own temp dir; the
+// error log, pid file, temp paths and an access log recording
+// "$server_protocol" live in that dir. Start() returns once the port accepts
+// connections; the destructor stops nginx and removes the dir.
 //
 // Example:
 //
@@ -23,10 +23,8 @@
 //
 // Thread safety: none needed; use from the test thread.
 
-#ifndef TAILGATE_TESTS_INTEGRATION_NGINX_REPLICA_H_
-#define TAILGATE_TESTS_INTEGRATION_NGINX_REPLICA_H_
-
-#include <sys/types.h>
+#ifndef TAILGATE_TESTS_PROCESS_NGINX_REPLICA_H_
+#define TAILGATE_TESTS_PROCESS_NGINX_REPLICA_H_
 
 #include <memory>
 #include <string>
@@ -36,14 +34,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tests/process/child_process.h"
 
 namespace tailgate::testing {
 
 // A fresh directory under $TEST_TMPDIR (or /tmp).
 absl::StatusOr<std::string> MakeTempDir(const std::string& prefix);
 
-// Runs argv[0] (an absolute path) with argv, stdout and stderr appended to
-// `log_file`; OK if it exits 0.
+// Runs argv[0] (an absolute path) with argv, stdin from /dev/null, stdout
+// and stderr appended to `log_file`; OK if it exits 0.
 absl::Status RunCommand(const std::vector<std::string>& argv,
                         const std::string& log_file);
 
@@ -87,15 +86,19 @@ class NginxReplica {
       size_t n, absl::Duration timeout = absl::Seconds(5)) const;
 
  private:
-  NginxReplica(std::string dir, int port, bool tls, pid_t pid)
-      : dir_(std::move(dir)), port_(port), tls_(tls), pid_(pid) {}
+  NginxReplica(std::string dir, int port, bool tls,
+               std::unique_ptr<ChildProcess> nginx)
+      : dir_(std::move(dir)),
+        port_(port),
+        tls_(tls),
+        nginx_(std::move(nginx)) {}
 
   std::string dir_;
   int port_;
   bool tls_;
-  pid_t pid_;
+  std::unique_ptr<ChildProcess> nginx_;
 };
 
 }  // namespace tailgate::testing
 
-#endif  // TAILGATE_TESTS_INTEGRATION_NGINX_REPLICA_H_
+#endif  // TAILGATE_TESTS_PROCESS_NGINX_REPLICA_H_
