@@ -272,7 +272,7 @@ void ChildProcess::StartCapture(Stream stream, int fd) {
   const int index = Index(stream);
   capture_fds_[index] = fd;
   {
-    absl::MutexLock lock(&mu_);
+    hedge::MutexLock lock(&mu_);
     ended_[index] = false;
   }
   readers_[index] = std::thread([this, index] { ReadCapture(index); });
@@ -285,11 +285,13 @@ void ChildProcess::ReadCapture(int index) {
       if (errno == EINTR) continue;
       break;
     }
-    absl::MutexLock lock(&mu_);
+    hedge::MutexLock lock(&mu_);
     text_[index].append(buf, n);
+    changed_.SignalAll();
   }
-  absl::MutexLock lock(&mu_);
+  hedge::MutexLock lock(&mu_);
   ended_[index] = true;
+  changed_.SignalAll();
 }
 
 bool ChildProcess::CapturesEnded() const { return ended_[0] && ended_[1]; }
@@ -299,7 +301,7 @@ void ChildProcess::Signal(int signal) const {
     PidfdSignal(pidfd_, signal);  // ESRCH once reaped: the pidfd pins it
     return;
   }
-  absl::MutexLock lock(&mu_);
+  hedge::MutexLock lock(&mu_);
   if (!exit_code_.has_value()) kill(pid_, signal);
 }
 
@@ -307,7 +309,7 @@ std::optional<int> ChildProcess::Wait(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      hedge::MutexLock lock(&mu_);
       if (!exit_code_.has_value()) {
         int status = 0;
         const pid_t done = waitpid(pid_, &status, WNOHANG);
@@ -318,11 +320,10 @@ std::optional<int> ChildProcess::Wait(absl::Duration timeout) {
         }
       }
       if (exit_code_.has_value()) {
-        auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return CapturesEnded();
-        };
-        if (!mu_.AwaitWithDeadline(absl::Condition(&ended), deadline)) {
-          return std::nullopt;
+        while (!CapturesEnded()) {
+          if (changed_.WaitWithDeadline(&mu_, deadline) && !CapturesEnded()) {
+            return std::nullopt;
+          }
         }
         return exit_code_;
       }
@@ -352,17 +353,20 @@ int ChildProcess::Stop(absl::Duration grace) {
 std::optional<std::string> ChildProcess::WaitForLine(
     Stream stream, const std::string& text, absl::Duration timeout) const {
   const int index = Index(stream);
-  auto found_or_ended = [this, index, &text]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return ended_[index] ||
-           FindLine(text_[index], text, ended_[index]).has_value();
-  };
-  absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&found_or_ended), timeout);
-  return FindLine(text_[index], text, ended_[index]);
+  const absl::Time deadline = absl::Now() + timeout;
+  hedge::MutexLock lock(&mu_);
+  while (true) {
+    std::optional<std::string> line =
+        FindLine(text_[index], text, ended_[index]);
+    if (line.has_value() || ended_[index]) return line;
+    if (changed_.WaitWithDeadline(&mu_, deadline)) {
+      return FindLine(text_[index], text, ended_[index]);
+    }
+  }
 }
 
 std::string ChildProcess::captured(Stream stream) const {
-  absl::MutexLock lock(&mu_);
+  hedge::MutexLock lock(&mu_);
   return text_[Index(stream)];
 }
 

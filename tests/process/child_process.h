@@ -38,8 +38,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "hedge/sync/mutex.h"
 
 namespace tailgate::testing {
 
@@ -144,7 +144,10 @@ class ChildProcess {
   int capture_fds_[2] = {-1, -1};
   std::thread readers_[2];
 
-  mutable absl::Mutex mu_;
+  // hedge::Mutex, not absl::Mutex: ThreadSanitizer sees it (the tests
+  // that use threads run under TSan).
+  mutable hedge::Mutex mu_;
+  mutable hedge::CondVar changed_;  // a capture grew or ended
   std::optional<int> exit_code_ ABSL_GUARDED_BY(mu_);
   std::string text_[2] ABSL_GUARDED_BY(mu_);
   bool ended_[2] ABSL_GUARDED_BY(mu_) = {true, true};
