@@ -1,17 +1,12 @@
 // Runs the tailgate_read binary against an in-process fake sidecar and
 // checks what a user sees: stdout, stderr and the exit code.
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -19,15 +14,18 @@
 #include "client/testing/fake_sidecar.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
+#include "tests/process/child_process.h"
 
 namespace tailgate::cli {
 namespace {
 
+using testing::ChildOptions;
+using testing::ChildResult;
 using testing::FakeSidecar;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using testing::Output;
+using testing::RunToExit;
 using ::testing::StartsWith;
 
 struct Outcome {
@@ -36,53 +34,27 @@ struct Outcome {
   std::string err;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
-std::string TempPath(absl::string_view name) {
-  static int counter = 0;
-  const char* dir = getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name, "-", getpid(),
-                      "-", ++counter);
-}
-
 // Runs client/tailgate_read (a data dependency, relative to the runfiles
-// root the test starts in) with `args`; stdout goes to `stdout_path`, or to
-// a temporary file returned in Outcome::out.
+// root the test starts in) with `args`; stdout goes to `stdout_path`, or is
+// captured into Outcome::out.
 Outcome RunTailgateRead(const std::vector<std::string>& args,
                         const std::string& stdout_path = "") {
-  const std::string out_path =
-      stdout_path.empty() ? TempPath("stdout") : stdout_path;
-  const std::string err_path = TempPath("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::string program = "client/tailgate_read";
-  std::vector<char*> argv = {program.data()};
-  std::vector<std::string> copies = args;
-  for (std::string& arg : copies) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
+  ChildOptions options;
+  options.argv = {"client/tailgate_read"};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.stdout_to =
+      stdout_path.empty() ? Output::Capture() : Output::File(stdout_path);
+  options.stderr_to = Output::Capture();
   Outcome outcome;
-  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr,
-                                  argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    ADD_FAILURE() << "posix_spawn " << program << ": " << strerror(spawned);
+  absl::StatusOr<ChildResult> run =
+      RunToExit(std::move(options), absl::Seconds(60));
+  if (!run.ok()) {
+    ADD_FAILURE() << run.status();
     return outcome;
   }
-  int wait_status = 0;
-  waitpid(pid, &wait_status, 0);
-  outcome.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-  if (stdout_path.empty()) outcome.out = ReadFile(out_path);
-  outcome.err = ReadFile(err_path);
+  outcome.exit_code = run->exit_code;
+  outcome.out = run->stdout_text;
+  outcome.err = run->stderr_text;
   return outcome;
 }
 

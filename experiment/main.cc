@@ -31,9 +31,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
-#include "experiment/experiment_config.h"
-#include "experiment/plots.h"
-#include "experiment/scenarios.h"
+#include "experiment/config/experiment_config.h"
+#include "experiment/report/plots.h"
+#include "experiment/scenarios/scenarios.h"
 #include "experiment/stop_children.h"
 #include "experiment/tailgate_binary.h"
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "experiment/progress.h"
+#include "experiment/load/progress.h"
 
 namespace tailgate::experiment {
 namespace {

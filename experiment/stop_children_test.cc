@@ -5,54 +5,39 @@
 #include "experiment/stop_children.h"
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "tests/e2e/shell_like_spawn.h"
-
-extern char** environ;
+#include "tests/process/child_process.h"
 
 namespace tailgate::experiment {
 namespace {
 
 // Runs `sh -c script` as a child of this process and returns once the
-// script has written its first line to stdout (returned in `line`).
-std::optional<pid_t> Spawn(const std::string& script,
-                           std::string* line = nullptr) {
-  int ready[2];
-  if (pipe(ready) != 0) return std::nullopt;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, ready[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, ready[0]);
-  std::string sh = "sh", c = "-c", text = script;
-  char* argv[] = {sh.data(), c.data(), text.data(), nullptr};
-  const testing::ShellLikeSpawnAttr attr;
-  pid_t pid = 0;
-  const int error =
-      posix_spawnp(&pid, "sh", &actions, attr.get(), argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(ready[1]);
-  std::string got;
-  char byte;
-  while (error == 0 && read(ready[0], &byte, 1) == 1 && byte != '\n') {
-    got.push_back(byte);
-  }
-  close(ready[0]);
-  if (error != 0) return std::nullopt;
-  if (line != nullptr) *line = got;
-  return pid;
+// script has written a line with "ready" to stdout (that line in `line`).
+std::unique_ptr<testing::ChildProcess> Spawn(const std::string& script,
+                                             std::string* line = nullptr) {
+  testing::ChildOptions options;
+  options.argv = {"sh", "-c", script};
+  options.stdout_to = testing::Output::Capture();
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> child =
+      testing::ChildProcess::Start(std::move(options));
+  if (!child.ok()) return nullptr;
+  std::optional<std::string> ready = (*child)->WaitForLine(
+      testing::Stream::kStdout, "ready", absl::Seconds(10));
+  if (!ready.has_value()) return nullptr;
+  if (line != nullptr) *line = *ready;
+  return *std::move(child);
 }
 
 bool Contains(const std::vector<pid_t>& pids, pid_t pid) {
@@ -61,56 +46,60 @@ bool Contains(const std::vector<pid_t>& pids, pid_t pid) {
 
 // Reaps `child` (StopChildren does not) and returns the signal that ended
 // it, or 0 if it exited.
-int ReapSignal(pid_t child) {
-  int status = 0;
-  EXPECT_EQ(waitpid(child, &status, 0), child);
-  return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+int ReapSignal(testing::ChildProcess& child) {
+  const std::optional<int> code = child.Wait(absl::Seconds(30));
+  EXPECT_TRUE(code.has_value());
+  return code.value_or(0) > 128 ? *code - 128 : 0;
 }
 
 TEST(StopChildrenTest, ChildrenOfListsChildrenNotGrandchildren) {
-  std::string grandchild_text;
-  const std::optional<pid_t> child =
-      Spawn("sleep 60 >/dev/null & echo $!; wait", &grandchild_text);
-  ASSERT_TRUE(child.has_value());
+  std::string ready;
+  const std::unique_ptr<testing::ChildProcess> child =
+      Spawn("sleep 60 >/dev/null & echo ready $!; wait", &ready);
+  ASSERT_NE(child, nullptr);
   int grandchild = 0;
-  ASSERT_TRUE(absl::SimpleAtoi(grandchild_text, &grandchild));
+  ASSERT_TRUE(absl::SimpleAtoi(ready.substr(ready.find(' ') + 1), &grandchild))
+      << ready;
 
   const std::vector<pid_t> children = ChildrenOf(getpid());
-  EXPECT_TRUE(Contains(children, *child));
+  EXPECT_TRUE(Contains(children, child->pid()));
   EXPECT_FALSE(Contains(children, grandchild));
-  EXPECT_TRUE(Contains(ChildrenOf(*child), grandchild));
+  EXPECT_TRUE(Contains(ChildrenOf(child->pid()), grandchild));
 
   kill(grandchild, SIGKILL);  // sh's own child: sh then exits
-  StopChildren({*child}, absl::Seconds(5));
+  StopChildren({child->pid()}, absl::Seconds(5));
   ReapSignal(*child);
 }
 
 TEST(StopChildrenTest, AChildThatExitsOnSigtermIsStoppedWithinTheGrace) {
-  const std::optional<pid_t> child = Spawn("echo; exec sleep 60 >/dev/null");
-  ASSERT_TRUE(child.has_value());
+  const std::unique_ptr<testing::ChildProcess> child =
+      Spawn("echo ready; exec sleep 60 >/dev/null");
+  ASSERT_NE(child, nullptr);
   const absl::Time start = absl::Now();
-  StopChildren({*child}, absl::Seconds(30));
+  StopChildren({child->pid()}, absl::Seconds(30));
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));  // did not use it up
   EXPECT_EQ(ReapSignal(*child), SIGTERM);
 }
 
 TEST(StopChildrenTest, AChildThatIgnoresSigtermIsKilledAfterTheGrace) {
   // `trap '' TERM` is inherited by sleep across exec.
-  const std::optional<pid_t> child =
-      Spawn("trap '' TERM; echo; exec sleep 60 >/dev/null");
-  ASSERT_TRUE(child.has_value());
+  const std::unique_ptr<testing::ChildProcess> child =
+      Spawn("trap '' TERM; echo ready; exec sleep 60 >/dev/null");
+  ASSERT_NE(child, nullptr);
   const absl::Time start = absl::Now();
-  StopChildren({*child}, absl::Milliseconds(300));
+  StopChildren({child->pid()}, absl::Milliseconds(300));
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
   EXPECT_EQ(ReapSignal(*child), SIGKILL);
 }
 
 TEST(StopChildrenTest, APidNoLongerAChildIsLeftAlone) {
-  const std::optional<pid_t> child = Spawn("echo; exit 0");
-  ASSERT_TRUE(child.has_value());
+  const std::unique_ptr<testing::ChildProcess> child =
+      Spawn("echo ready; exit 0");
+  ASSERT_NE(child, nullptr);
   EXPECT_EQ(ReapSignal(*child), 0);  // its owner reaped it
   const absl::Time start = absl::Now();
-  StopChildren({*child, 0, -1}, absl::Seconds(30));  // no kill(0, ...) either
+  StopChildren({child->pid(), 0, -1},
+               absl::Seconds(30));  // no kill(0, ...) either
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 

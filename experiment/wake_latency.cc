@@ -55,9 +55,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "experiment/json_line.h"
-#include "experiment/percentiles.h"
-#include "experiment/report.h"
+#include "experiment/report/json_line.h"
+#include "experiment/report/percentiles.h"
+#include "experiment/report/report.h"
 
 ABSL_FLAG(std::string, samples, "300",
           "Wake-ups measured per placement and idle time (10 to 100000).");

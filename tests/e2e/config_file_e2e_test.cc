@@ -3,8 +3,6 @@
 // unknown one, per-upstream stats and metrics, flags over the file, and a
 // bad file refused at start-up with one line and exit code 2.
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +16,7 @@
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/testing/http_get.h"
 #include "tests/e2e/tailgate_e2e_fixture.h"
+#include "tests/process/child_process.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {
@@ -155,15 +154,14 @@ TEST_F(ConfigFileE2eTest, BackendsMakeTheDefaultSetBesideTheFilesSets) {
   EXPECT_EQ(Stats().upstreams_size(), 3);
 }
 
-// Runs tailgate with `flags` to its exit; its exit code and stderr.
-std::pair<int, std::string> RunToExit(const std::string& flags) {
-  const std::string err = WriteFile("stderr.txt", "");
-  const int status = std::system(
-      absl::StrCat(TailgateBinary(), " ", flags, " 2>", err).c_str());
-  std::ifstream in(err);
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+// Runs tailgate with `flag` to its exit; its exit code and stderr.
+std::pair<int, std::string> RunTailgateToExit(const std::string& flag) {
+  ChildOptions options;
+  options.argv = {TailgateBinary(), flag};
+  options.stderr_to = Output::Capture();
+  absl::StatusOr<ChildResult> run = RunToExit(std::move(options), kWait);
+  if (!run.ok()) return {-1, run.status().ToString()};
+  return {run->exit_code, run->stderr_text};
 }
 
 TEST(ConfigFileStartTest, BadFileStopsStartUpWithOneLineAndExitCode2) {
@@ -171,7 +169,7 @@ TEST(ConfigFileStartTest, BadFileStopsStartUpWithOneLineAndExitCode2) {
       "bad.textproto",
       "upstreams {\n  name: \"a\"\n  replicas: \"http://127.0.0.1:1\"\n"
       "  hedge_fraction: 1.5\n}\n");
-  const auto [code, text] = RunToExit("--config=" + path);
+  const auto [code, text] = RunTailgateToExit("--config=" + path);
   EXPECT_EQ(code, 2);
   EXPECT_EQ(text, absl::StrCat(path,
                                ":4:3: upstreams.a.hedge_fraction: must be in "
@@ -179,7 +177,8 @@ TEST(ConfigFileStartTest, BadFileStopsStartUpWithOneLineAndExitCode2) {
 
   const std::string syntax =
       WriteFile("syntax.textproto", "upstreams {\n  name: \"a\"\n");
-  const auto [syntax_code, syntax_text] = RunToExit("--config=" + syntax);
+  const auto [syntax_code, syntax_text] =
+      RunTailgateToExit("--config=" + syntax);
   EXPECT_EQ(syntax_code, 2);
   EXPECT_TRUE(absl::StartsWith(syntax_text, syntax + ":3:")) << syntax_text;
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(syntax_text, '\n')).size(),

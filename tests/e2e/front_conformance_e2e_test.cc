@@ -29,7 +29,7 @@
 #include "proto/grpc/reflection/v1/reflection.pb.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "tests/e2e/tailgate_e2e_fixture.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/tailgate_process.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {

@@ -34,7 +34,7 @@
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "tests/e2e/tailgate_e2e_fixture.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/tailgate_process.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {

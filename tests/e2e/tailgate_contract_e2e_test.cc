@@ -3,7 +3,6 @@
 // /metrics text against GetStats and promtool, health and reflection.
 
 #include <grpcpp/grpcpp.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
@@ -31,6 +30,7 @@
 #include "server/testing/http_get.h"
 #include "server/testing/raw_grpc.h"
 #include "tests/e2e/tailgate_e2e_fixture.h"
+#include "tests/process/child_process.h"
 #include "tests/replica/replica.h"
 #include "tests/replica/silent_listener.h"
 
@@ -343,21 +343,16 @@ TEST_F(MixE2eTest, LiveMetricsPassPromtool) {
     out << metrics;
     ASSERT_TRUE(out.good());
   }
-  const std::string command =
-      absl::StrCat("/usr/bin/promtool check metrics < '", file, "' 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    output.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "promtool said:\n"
-                                    << output << "\nmetrics:\n"
-                                    << metrics;
+  ChildOptions promtool;
+  promtool.argv = {"/usr/bin/promtool", "check", "metrics"};
+  promtool.stdin_from = Output::File(file);
+  promtool.stdout_to = Output::Capture();
+  promtool.stderr_to = Output::SameAsStdout();
+  absl::StatusOr<ChildResult> run = RunToExit(std::move(promtool), kWait);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 0) << "promtool said:\n"
+                               << run->stdout_text << "\nmetrics:\n"
+                               << metrics;
 }
 
 TEST_F(TailgateE2eTest, HealthAndReflectionThroughTheBinary) {

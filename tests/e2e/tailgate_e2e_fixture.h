@@ -30,7 +30,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/tailgate_process.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {

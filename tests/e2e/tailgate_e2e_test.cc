@@ -28,7 +28,7 @@
 #include "server/testing/http_get.h"
 #include "server/testing/raw_grpc.h"
 #include "tests/e2e/tailgate_e2e_fixture.h"
-#include "tests/e2e/tailgate_process.h"
+#include "tests/process/tailgate_process.h"
 #include "tests/replica/replica.h"
 
 namespace tailgate::testing {

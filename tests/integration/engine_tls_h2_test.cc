@@ -22,7 +22,7 @@
 #include "hedge/errors/field_error.h"
 #include "hedge/hygiene/replica_url.h"
 #include "tests/integration/engine_fixture.h"
-#include "tests/integration/nginx_replica.h"
+#include "tests/process/nginx_replica.h"
 #include "tests/replica/silent_listener.h"
 
 namespace tailgate::testing {
