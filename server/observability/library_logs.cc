@@ -10,7 +10,9 @@
 namespace tailgate::server {
 namespace {
 
-constexpr int kBurst = 20;
+// A few lines per window: what a library says once is kept; a client that
+// makes one say the same thing a thousand times costs a handful of lines.
+constexpr int kBurst = 5;
 constexpr absl::Duration kWindow = absl::Seconds(10);
 
 // Process-wide: the libraries' handlers are plain function pointers.
@@ -31,8 +33,7 @@ void GrpcLog(gpr_log_func_args* args) {
 
 void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line,
                  const std::string& message) {
-  static constexpr const char* kNames[] = {"INFO", "WARNING", "ERROR",
-                                           "FATAL"};
+  static constexpr const char* kNames[] = {"INFO", "WARNING", "ERROR", "FATAL"};
   const int index = static_cast<int>(level);
   WriteLibraryLog(route->log, route->limiter, absl::Now(), "protobuf",
                   index >= 0 && index < 4 ? kNames[index] : "UNKNOWN",

@@ -36,6 +36,8 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, &OnFrame);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks_,
                                                          &OnStreamClose);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks_,
+                                                       &OnFrameSent);
   // A server is never pushed to: no reserved streams to keep.
   nghttp2_option_set_max_reserved_remote_streams(session_options_, 0);
   // Closed streams are freed at once instead of kept for RFC 7540's

@@ -54,6 +54,7 @@
 #include "server/net/listen_address.h"
 #include "server/net/loop_guest.h"
 #include "server/read/read_call.h"
+#include "server/read_door/frame_budget.h"
 #include "server/read_door/read_door.h"
 #include "server/read_door/service_call.h"
 #include "server/services/serving_state.h"
@@ -111,6 +112,9 @@ class ReadDoor::Impl {
     // far (OnHeader), whether or not the stream has a call.
     int32_t header_block_stream = 0;
     int64_t header_block_bytes = 0;
+    // What the client may send that carries no work (frame_budget.h).
+    FrameBudget budget;
+    bool settings_seen = false;  // the first SETTINGS is the handshake
   };
 
   // One call (an HTTP/2 stream). Door thread only. Owned by its
@@ -171,6 +175,17 @@ class ReadDoor::Impl {
                      void* user_data) noexcept;
   static int OnStreamClose(nghttp2_session* session, int32_t stream_id,
                            uint32_t error_code, void* user_data) noexcept;
+  // read_door_frames.cc: the frame budget's side of the callbacks.
+  static int OnFrameSent(nghttp2_session* session, const nghttp2_frame* frame,
+                         void* user_data) noexcept;
+  // Counts a received frame against the connection's budget; false once
+  // it is spent, and then GOAWAY ENHANCE_YOUR_CALM is queued (the caller
+  // fails the callback, which ends the connection).
+  static bool Spend(nghttp2_session* session, Connection& connection,
+                    const nghttp2_frame& frame);
+  // Queues GOAWAY ENHANCE_YOUR_CALM with `debug_data`.
+  static void EndForAbuse(nghttp2_session* session,
+                          absl::string_view debug_data);
   // The answer's data source (read_door_calls.cc).
   static ssize_t ReadAnswer(nghttp2_session* session, int32_t stream_id,
                             uint8_t* buffer, size_t length,

@@ -63,6 +63,7 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
     return 0;
   }
   self->request_bytes_ += kCallBytes;
+  connection->budget.OnWork();
   auto* call = new Call(connection, frame->hd.stream_id, self->core_);
   connection->calls.insert(call);
   nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
@@ -88,7 +89,7 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
       kHeaderBombFactor * self->options_.max_header_bytes) {
     // The connection ends now (GOAWAY ENHANCE_YOUR_CALM, sent if the
     // socket takes it): nghttp2 decodes nothing more of it.
-    nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM);
+    EndForAbuse(session, "header_block_too_large");
     return NGHTTP2_ERR_CALLBACK_FAILURE;
   }
   auto* call = static_cast<Call*>(
@@ -190,6 +191,9 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
   auto* connection = static_cast<Connection*>(user_data);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
+  if (!Spend(session, *connection, *frame)) {
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
   if (frame->hd.type == NGHTTP2_SETTINGS &&
       (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) {
     evtimer_del(connection->handshake_timer);  // the client has spoken

@@ -417,11 +417,9 @@ std::string ReadCallWithWindowShut(
   return out;
 }
 
-// Reads frames until one of `type` on `stream`; the 32-bit error code at
-// `code_at` in its payload, or nullopt if the connection ends (or nothing
-// comes within kWait) first.
-std::optional<uint32_t> WaitForErrorFrame(int fd, uint8_t type, uint32_t stream,
-                                          size_t code_at) {
+// Reads frames until one of `type` on `stream`; its payload, or nullopt if
+// the connection ends (or nothing comes within kWait) first.
+std::optional<std::string> WaitForFrame(int fd, uint8_t type, uint32_t stream) {
   const timeval wait = absl::ToTimeval(kWait);
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
   std::string in;
@@ -441,23 +439,35 @@ std::optional<uint32_t> WaitForErrorFrame(int fd, uint8_t type, uint32_t stream,
     const uint32_t id =
         ((byte(5) & 0x7f) << 24) | (byte(6) << 16) | (byte(7) << 8) | byte(8);
     if (!fill(9 + length)) return std::nullopt;
-    if (byte(3) == type && id == stream && length >= code_at + 4) {
-      const size_t at = 9 + code_at;
-      return (uint32_t{byte(at)} << 24) | (byte(at + 1) << 16) |
-             (byte(at + 2) << 8) | byte(at + 3);
-    }
+    if (byte(3) == type && id == stream) return in.substr(9, length);
     in.erase(0, 9 + length);
   }
 }
 
-// The error code of the RST_STREAM the door sends for `stream`.
-std::optional<uint32_t> WaitForReset(int fd, uint32_t stream) {
-  return WaitForErrorFrame(fd, /*RST_STREAM*/ 0x3, stream, 0);
+uint32_t Word(absl::string_view bytes, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<uint8_t>(bytes[i]); };
+  return (uint32_t{byte(at)} << 24) | (byte(at + 1) << 16) |
+         (byte(at + 2) << 8) | byte(at + 3);
 }
 
-// The error code of the GOAWAY the door sends.
-std::optional<uint32_t> WaitForGoAway(int fd) {
-  return WaitForErrorFrame(fd, /*GOAWAY*/ 0x7, 0, 4);
+// The error code of the RST_STREAM the door sends for `stream`.
+std::optional<uint32_t> WaitForReset(int fd, uint32_t stream) {
+  std::optional<std::string> payload =
+      WaitForFrame(fd, /*RST_STREAM*/ 0x3, stream);
+  if (!payload.has_value() || payload->size() != 4) return std::nullopt;
+  return Word(*payload, 0);
+}
+
+struct GoAway {
+  uint32_t code = 0;
+  std::string debug_data;
+};
+
+// The GOAWAY the door sends.
+std::optional<GoAway> WaitForGoAway(int fd) {
+  std::optional<std::string> payload = WaitForFrame(fd, /*GOAWAY*/ 0x7, 0);
+  if (!payload.has_value() || payload->size() < 8) return std::nullopt;
+  return GoAway{Word(*payload, 4), payload->substr(8)};
 }
 
 // A TCP connection to the door on loopback; -1 if it cannot be made.
@@ -526,7 +536,10 @@ TEST_F(ReadDoorTest, AnHpackBombEndsItsConnectionWithEnhanceYourCalm) {
   block += std::string(3000, '\xbe');  // indexed: dynamic entry 62
   out += Frame(0x1, 0x5, 1, block);    // HEADERS, END_HEADERS|END_STREAM
   ASSERT_TRUE(SendAll(fd, out));
-  EXPECT_EQ(WaitForGoAway(fd), 0xbu);  // ENHANCE_YOUR_CALM
+  const std::optional<GoAway> goaway = WaitForGoAway(fd);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0xbu);  // ENHANCE_YOUR_CALM
+  EXPECT_EQ(goaway->debug_data, "header_block_too_large");
   close(fd);
   EXPECT_TRUE(engine_->submitted().empty());
 
@@ -565,6 +578,73 @@ TEST_F(ReadDoorTest, MetadataWithSpacesAtEitherEndIsServed) {
   ASSERT_TRUE(call.Wait());
   EXPECT_TRUE(call.status.ok()) << call.status.error_message();
   EXPECT_EQ(call.response.body(), "ok");
+}
+
+// The preface and the client's SETTINGS, as a client opens a connection.
+std::string Preface() {
+  return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Frame(0x4, 0, 0, "");
+}
+
+// gRFC A8: with no call open, a ping sooner than two hours after the last
+// is a strike; the third strike ends the connection, "too_many_pings".
+TEST_F(ReadDoorTest, KeepalivePingsWithoutCallsEndTheConnection) {
+  Start();
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = Preface();
+  for (int i = 0; i < 4; ++i) out += Frame(0x6, 0, 0, std::string(8, 'p'));
+  ASSERT_TRUE(SendAll(fd, out));
+  const std::optional<GoAway> goaway = WaitForGoAway(fd);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0xbu);  // ENHANCE_YOUR_CALM
+  EXPECT_EQ(goaway->debug_data, "too_many_pings");
+  close(fd);
+}
+
+// Three pings are two strikes: the connection stays, and serves.
+TEST_F(ReadDoorTest, TwoPingStrikesAreForgiven) {
+  Start();
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = Preface();
+  for (int i = 0; i < 3; ++i) out += Frame(0x6, 0, 0, std::string(8, 'p'));
+  ASSERT_TRUE(SendAll(fd, out));
+  // The call's own frames, without the 24-byte connection preface.
+  ASSERT_TRUE(SendAll(fd, ReadCallWithWindowShut("/after-pings").substr(24)));
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/after-pings");
+  close(fd);
+}
+
+// Frames that carry no work beyond the allowance end the connection,
+// "too_many_idle_frames", before the door has read them all.
+TEST_F(ReadDoorTest, AFloodOfPriorityFramesEndsTheConnection) {
+  Start();
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = Preface();
+  const std::string priority("\0\0\0\0\x10", 5);  // no dependency, weight 17
+  for (int i = 0; i < 2000; ++i) out += Frame(0x2, 0, 3, priority);
+  ASSERT_TRUE(SendAll(fd, out));
+  const std::optional<GoAway> goaway = WaitForGoAway(fd);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0xbu);
+  EXPECT_EQ(goaway->debug_data, "too_many_idle_frames");
+  close(fd);
+}
+
+// A client that reads a lot on one connection (the gRPC library's, with
+// its own pings and window updates) never meets the budget.
+TEST_F(ReadDoorTest, ManyReadsOnOneConnectionStayWithinTheBudget) {
+  Start();
+  for (size_t i = 0; i < 300; ++i) {
+    std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/many");
+    FakeLoopEngine::Submitted read = Read(i);
+    ASSERT_TRUE(
+        engine_->Answer(read.id, Response(200, std::string(20000, 'x'))));
+    ASSERT_TRUE(call->Wait());
+    ASSERT_TRUE(call->status.ok()) << i << ": " << call->status.error_message();
+  }
 }
 
 }  // namespace

@@ -49,10 +49,11 @@ bool Failed(StartFailure& failure, std::string what, absl::Status status) {
 
 }  // namespace
 
-Sidecar::Sidecar(const ServerConfig& config, uint64_t file_limit, Logger& log)
+Sidecar::Sidecar(const ServerConfig& config,
+                 const ConnectionLimits& connections, Logger& log)
     : config_(config),
       log_(log),
-      connections_(SplitDescriptors(config, file_limit)),
+      connections_(connections),
       circuit_log_(log),
       response_memory_(config.engine.admission.max_requests,
                        config.max_buffered_bytes,
@@ -92,7 +93,13 @@ std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
       return nullptr;
     }
   }
-  std::unique_ptr<Sidecar> sidecar(new Sidecar(config, file_limit, log));
+  absl::StatusOr<ConnectionLimits> connections =
+      SplitDescriptors(config, file_limit);
+  if (!connections.ok()) {
+    Failed(failure, "file_limit", connections.status());
+    return nullptr;
+  }
+  std::unique_ptr<Sidecar> sidecar(new Sidecar(config, *connections, log));
   if (!sidecar->StartLoop(failure) || !sidecar->StartEngine(failure)) {
     return nullptr;
   }

@@ -94,8 +94,8 @@ class Sidecar {
   void ServeUntilSignal();
 
  private:
-  // `file_limit`: the descriptors the process may use (0: unknown).
-  Sidecar(const ServerConfig& config, uint64_t file_limit, Logger& log);
+  Sidecar(const ServerConfig& config, const ConnectionLimits& connections,
+          Logger& log);
 
   // Each starts one part; an error names the part in `failure`.
   bool StartLoop(StartFailure& failure);
