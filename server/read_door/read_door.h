@@ -21,7 +21,12 @@
 //
 // Protection, whatever a client sends:
 //   - at most `max_connections` open connections; one accepted beyond
-//     that is closed at once;
+//     that takes the place of the connection that has had no call open
+//     the longest (told GOAWAY NO_ERROR), or, with a call open on every
+//     connection, is closed at once;
+//   - a frame budget per connection (frame_budget.h: gRFC A8's ping
+//     policy, frames that carry no work) and a header block that decodes
+//     to at most 4 x `max_header_bytes`, else GOAWAY ENHANCE_YOUR_CALM;
 //   - `handshake_timeout` for a new connection's preface and SETTINGS;
 //   - SETTINGS_MAX_CONCURRENT_STREAMS `max_streams_per_connection`; a
 //     stream over it is refused (REFUSED_STREAM, which clients retry);
@@ -95,9 +100,12 @@ struct ReadDoorOptions {
   int64_t max_request_bytes = int64_t{64} << 20;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
-  // A connection was closed at accept: `max_connections` were open.
-  // Called with the count so far.
+  // A connection was closed at accept: `max_connections` were open, each
+  // with a call. Called with the count so far.
   std::function<void(uint64_t refused)> refused;
+  // A connection with no call open was closed to make room for a new one.
+  // Called with the count so far.
+  std::function<void(uint64_t closed)> idle_closed;
   // Set: the door serves health (following this state) and reflection.
   // Must outlive the door.
   services::ServingState* serving_state = nullptr;

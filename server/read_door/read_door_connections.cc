@@ -40,10 +40,24 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   if (static_cast<int64_t>(self->connections_.size()) >=
       self->options_.max_connections) {
-    close(fd);
-    ++self->refused_;
-    if (self->options_.refused) self->options_.refused(self->refused_);
-    return;
+    // At the limit a new client takes the place of the connection idle
+    // longest (told GOAWAY NO_ERROR, as far as its socket takes it now):
+    // connections that hold nothing cannot lock clients out. With a call
+    // open on every connection, the new one is refused.
+    Connection* idle = self->LongestIdle();
+    if (idle == nullptr) {
+      close(fd);
+      ++self->refused_;
+      if (self->options_.refused) self->options_.refused(self->refused_);
+      return;
+    }
+    nghttp2_session_terminate_session(idle->wire.session, NGHTTP2_NO_ERROR);
+    Send(idle->wire, absl::ZeroDuration());
+    self->Close(idle);
+    ++self->idle_closed_;
+    if (self->options_.idle_closed) {
+      self->options_.idle_closed(self->idle_closed_);
+    }
   }
   if (address->sa_family == AF_INET || address->sa_family == AF_INET6) {
     const int on = 1;
@@ -51,6 +65,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   auto connection = std::make_unique<Connection>(Connection{self});
   Connection* c = connection.get();
+  c->idle_since = self->core_.engine().clock().Now();
   Wire& wire = c->wire;
   wire.fd = fd;
   wire.readable =
@@ -198,6 +213,17 @@ void ReadDoor::Impl::Flush(Connection* connection) {
   if (Send(connection->wire, options_.send_timeout) == WireState::kClosed) {
     Close(connection);
   }
+}
+
+ReadDoor::Impl::Connection* ReadDoor::Impl::LongestIdle() {
+  Connection* longest = nullptr;
+  for (const auto& [key, connection] : connections_) {
+    if (connection->calls.empty() &&
+        (longest == nullptr || connection->idle_since < longest->idle_since)) {
+      longest = key;
+    }
+  }
+  return longest;
 }
 
 void ReadDoor::Impl::Close(Connection* connection) {

@@ -114,6 +114,9 @@ class ReadDoor::Impl {
     int64_t header_block_bytes = 0;
     // What the client may send that carries no work (frame_budget.h).
     FrameBudget budget;
+    // Since when no call has been open (accept, or its last stream's
+    // close): at the connection limit the one idle longest gives way.
+    absl::Time idle_since = absl::InfinitePast();
     bool settings_seen = false;  // the first SETTINGS is the handshake
   };
 
@@ -210,6 +213,9 @@ class ReadDoor::Impl {
   // Frees the connection; its calls' reads in flight are cancelled.
   void Close(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The connection with no call open that has been idle longest; null if
+  // every connection has a call open.
+  Connection* LongestIdle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Calls (read_door_calls.cc).
   // The request has ended: refuse it, or admit and submit its read.
@@ -299,6 +305,7 @@ class ReadDoor::Impl {
   absl::flat_hash_set<Call*> watches_ ABSL_GUARDED_BY(door_thread_);
   // Connections closed at accept for the limit, so far.
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
+  uint64_t idle_closed_ ABSL_GUARDED_BY(door_thread_) = 0;
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.

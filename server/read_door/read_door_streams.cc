@@ -230,6 +230,9 @@ int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
   if (call == nullptr) return 0;
   nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
   connection->calls.erase(call);
+  if (connection->calls.empty()) {
+    connection->idle_since = self->core_.engine().clock().Now();
+  }
   self->Detach(call);
   return 0;
 }

@@ -647,5 +647,67 @@ TEST_F(ReadDoorTest, ManyReadsOnOneConnectionStayWithinTheBudget) {
   }
 }
 
+// True once the door has closed `fd` (a read finds its end, nothing but
+// frames before it); false if it stays open for kWait.
+bool ClosedByTheDoor(int fd) {
+  const timeval wait = absl::ToTimeval(kWait);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  char buffer[4096];
+  while (true) {
+    const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
+    if (got == 0) return true;
+    if (got < 0) return errno == ECONNRESET;
+  }
+}
+
+// At the connection limit a new client takes the place of the connection
+// that has had no call open the longest, which is told GOAWAY NO_ERROR.
+TEST_F(ReadDoorTest, AtTheConnectionLimitTheLongestIdleConnectionGivesWay) {
+  ReadDoorOptions options;
+  options.max_connections = 2;
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) {
+    idle.push_back(ConnectTo(port_));
+    ASSERT_GE(idle.back(), 0);
+    ASSERT_TRUE(SendAll(idle.back(), Preface()));
+    // The door's SETTINGS: it holds the connection.
+    ASSERT_TRUE(WaitForFrame(idle.back(), /*SETTINGS*/ 0x4, 0).has_value());
+  }
+  std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/in");
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/in");
+  const std::optional<GoAway> goaway = WaitForGoAway(idle[0]);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0u);  // NO_ERROR
+  EXPECT_TRUE(ClosedByTheDoor(idle[0]));
+  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "in")));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  for (int fd : idle) close(fd);
+}
+
+// With a call open on every connection, a new one is closed at accept.
+TEST_F(ReadDoorTest, AtTheConnectionLimitWithCallsOpenANewConnectionIsRefused) {
+  uint64_t refused = 0;
+  ReadDoorOptions options;
+  options.max_connections = 2;
+  options.refused = [&refused](uint64_t count) { refused = count; };
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  std::vector<int> busy;
+  for (size_t i = 0; i < 2; ++i) {
+    busy.push_back(ConnectTo(port_));
+    ASSERT_GE(busy.back(), 0);
+    ASSERT_TRUE(SendAll(busy.back(), ReadCallWithWindowShut("/busy")));
+    Read(i);  // the call is open, its read in flight
+  }
+  const int third = ConnectTo(port_);
+  ASSERT_GE(third, 0);
+  EXPECT_TRUE(ClosedByTheDoor(third));
+  close(third);
+  for (int fd : busy) close(fd);
+  EXPECT_EQ(refused, 1u);
+}
+
 }  // namespace
 }  // namespace tailgate::server::read_door

@@ -199,6 +199,7 @@ bool Sidecar::StartListen(StartFailure& failure) {
              .max_request_bytes = config_.max_grpc_memory_bytes,
              .accept_failed = AcceptFailureLog(log_, "grpc"),
              .refused = ConnectionRefusedLog(log_, "grpc"),
+             .idle_closed = IdleConnectionClosedLog(log_, "grpc"),
              .serving_state = &serving_},
             *read_core_, *loop_);
     if (!door.ok()) return Failed(failure, "listen", door.status());
@@ -271,7 +272,8 @@ bool Sidecar::StartReadDoor(StartFailure& failure) {
            .send_timeout = config_.send_timeout,
            .max_request_bytes = config_.max_grpc_memory_bytes,
            .accept_failed = AcceptFailureLog(log_, "read"),
-           .refused = ConnectionRefusedLog(log_, "read")},
+           .refused = ConnectionRefusedLog(log_, "read"),
+           .idle_closed = IdleConnectionClosedLog(log_, "read")},
           *read_core_, *loop_);
   if (!door.ok()) return Failed(failure, "read_listen", door.status());
   read_door_ = *std::move(door);

@@ -117,15 +117,32 @@ AcceptBackoff::Report AcceptFailureLog(const Logger& log,
       };
 }
 
+namespace {
+
+// Logs `event` with the count at the 1st, 10th, 100th... time.
+std::function<void(uint64_t)> PowersOfTenLog(const Logger& log,
+                                             absl::string_view event,
+                                             absl::string_view field,
+                                             absl::string_view listener) {
+  return [&log, event = std::string(event), field = std::string(field),
+          listener = std::string(listener)](uint64_t count) {
+    uint64_t power = 1;
+    while (power < count) power *= 10;
+    if (power != count) return;
+    log.Warn(event, {{"listener", listener}, {field, count}});
+  };
+}
+
+}  // namespace
+
 std::function<void(uint64_t)> ConnectionRefusedLog(const Logger& log,
                                                    absl::string_view listener) {
-  return [&log, listener = std::string(listener)](uint64_t refused) {
-    uint64_t power = 1;
-    while (power < refused) power *= 10;
-    if (power != refused) return;
-    log.Warn("connections_refused",
-             {{"listener", listener}, {"refused", refused}});
-  };
+  return PowersOfTenLog(log, "connections_refused", "refused", listener);
+}
+
+std::function<void(uint64_t)> IdleConnectionClosedLog(
+    const Logger& log, absl::string_view listener) {
+  return PowersOfTenLog(log, "idle_connections_closed", "closed", listener);
 }
 
 }  // namespace tailgate::server

@@ -32,6 +32,11 @@ AcceptBackoff::Report AcceptFailureLog(const Logger& log,
 std::function<void(uint64_t)> ConnectionRefusedLog(const Logger& log,
                                                    absl::string_view listener);
 
+// One warning at the 1st, 10th, 100th... connection with no call open that
+// `listener` closed to make room for a new one.
+std::function<void(uint64_t)> IdleConnectionClosedLog(
+    const Logger& log, absl::string_view listener);
+
 }  // namespace tailgate::server
 
 #endif  // TAILGATE_SERVER_SIDECAR_START_LOG_H_

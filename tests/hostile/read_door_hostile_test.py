@@ -171,9 +171,9 @@ class ReadDoorHostileClientTest(HostileTestCase):
         after = stats(sidecar)
         self.assertEqual((after.in_flight, after.timeouts), (0, 0))
 
-    def test_connections_beyond_the_limit_are_closed(self):
+    def test_at_the_limit_a_new_connection_takes_an_idle_ones_place(self):
         # --max_connections bounds --listen and the read door each.
-        sidecar = self.start("--max_connections=2")
+        sidecar = self.start("--max_connections=2", "--timeout=30s")
         limits = next(line for line in sidecar.log
                       if "event=connection_limits" in line)
         self.assertEqual(re.search(r" read=(\d+)", limits).group(1), "2")
@@ -182,28 +182,27 @@ class ReadDoorHostileClientTest(HostileTestCase):
         for connection in (first, second):
             status, text, _ = call(connection, b"/in")
             self.assertEqual(status, OK, text)
-        host, port = sidecar.door.rsplit(":", 1)
-        third = socket.create_connection((host, int(port)), timeout=10)
-        # The kernel accepts; the door closes it before a byte of HTTP/2.
-        self.assertEqual(read_until_closed(third), b"")
-        third.close()
-        # The two within the limit are still served.
-        status, text, _ = call(first, b"/still")
+        # Both idle: a third takes the place of the first (idle longest),
+        # which is told GOAWAY and closed; the second is still served.
+        third = raw_h2.Connection(sidecar.door)
+        status, text, _ = call(third, b"/third")
         self.assertEqual(status, OK, text)
-        # Once one closes, a new connection is served: the door sees the
-        # close asynchronously, so each try is a new connection.
-        second.close()
-
-        def served():
-            try:
-                connection = raw_h2.Connection(sidecar.door, timeout=2)
-                status, _, _ = call(connection, b"/next")
-                connection.close()
-                return status == OK
-            except OSError:
-                return False
-        wait_for(served, "a connection to be served again")
-        first.close()
+        read_until_closed(first.sock)
+        status, text, _ = call(second, b"/second")
+        self.assertEqual(status, OK, text)
+        wait_for(lambda: any("event=idle_connections_closed" in line and
+                             "listener=read" in line for line in sidecar.log),
+                 "the closed connection to be logged")
+        # A call open on each: a new connection is closed at accept, before
+        # a byte of HTTP/2.
+        for connection in (second, third):
+            connection.start_call()  # headers only: the call stays open
+        host, port = sidecar.door.rsplit(":", 1)
+        fourth = socket.create_connection((host, int(port)), timeout=10)
+        self.assertEqual(read_until_closed(fourth), b"")
+        fourth.close()
+        for connection in (first, second, third):
+            connection.close()
 
     def test_streams_beyond_max_concurrent_streams_are_refused(self):
         sidecar = self.start("--max_streams_per_connection=2", "--timeout=30s")
