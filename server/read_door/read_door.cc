@@ -60,6 +60,11 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
     }
     address_ = address_.WithPort(*port);
   }
+  receive_sweep_ = evtimer_new(base_, &Impl::OnReceiveSweep, this);
+  if (receive_sweep_ == nullptr) {
+    close(*fd);
+    return absl::ResourceExhaustedError("cannot set up the receive timer");
+  }
   listener_ = evconnlistener_new(base_, &Impl::OnAccept, this,
                                  LEV_OPT_CLOSE_ON_FREE, kListenBacklog, *fd);
   if (listener_ == nullptr) {
@@ -109,6 +114,8 @@ void ReadDoor::Impl::BeginTeardown() {
 }
 
 void ReadDoor::Impl::FinishTeardown() {
+  if (receive_sweep_ != nullptr) event_free(receive_sweep_);
+  receive_sweep_ = nullptr;
   accept_backoff_.reset();
   if (listener_ != nullptr) evconnlistener_free(listener_);
   listener_ = nullptr;

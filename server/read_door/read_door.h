@@ -27,7 +27,8 @@
 //   - a frame budget per connection (frame_budget.h: gRFC A8's ping
 //     policy, frames that carry no work) and a header block that decodes
 //     to at most 4 x `max_header_bytes`, else GOAWAY ENHANCE_YOUR_CALM;
-//   - `handshake_timeout` for a new connection's preface and SETTINGS;
+//   - `handshake_timeout` for a new connection's preface and SETTINGS,
+//     `receive_timeout` for a Read call's request to arrive whole;
 //   - SETTINGS_MAX_CONCURRENT_STREAMS `max_streams_per_connection`; a
 //     stream over it is refused (REFUSED_STREAM, which clients retry);
 //   - request headers bounded (`max_header_bytes` per stream, else the
@@ -91,6 +92,10 @@ struct ReadDoorOptions {
   int max_connections = 1024;
   int max_streams_per_connection = 256;
   absl::Duration handshake_timeout = absl::Seconds(10);
+  // How long a Read call's request may take to arrive whole, from its
+  // HEADERS (less if its grpc-timeout is shorter): then it fails
+  // DEADLINE_EXCEEDED and its request bytes are given back.
+  absl::Duration receive_timeout = absl::Seconds(10);
   absl::Duration send_timeout = absl::Seconds(5);
   // As the --listen server's limits (grpc_server.h).
   int64_t max_header_bytes = 16 << 10;

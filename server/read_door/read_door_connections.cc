@@ -46,9 +46,9 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
     // open on every connection, the new one is refused.
     Connection* idle = self->LongestIdle();
     if (idle == nullptr) {
-      close(fd);
       ++self->refused_;
       if (self->options_.refused) self->options_.refused(self->refused_);
+      close(fd);  // after the count: a client that sees it closed finds it
       return;
     }
     nghttp2_session_terminate_session(idle->wire.session, NGHTTP2_NO_ERROR);

@@ -143,7 +143,8 @@ class ReadDoor::Impl {
     bool grpc_content_type = false;  // content-type application/grpc seen
     int64_t header_bytes = 0;
     std::optional<absl::Duration> timeout;  // grpc-timeout
-    std::string body;                       // the request's DATA
+    absl::Time begun;  // its HEADERS arrived (the engine's clock)
+    std::string body;  // the request's DATA
     // The read, from admission to delivery; finished when the call is
     // freed.
     ReadCall read;
@@ -216,6 +217,12 @@ class ReadDoor::Impl {
   // The connection with no call open that has been idle longest; null if
   // every connection has a call open.
   Connection* LongestIdle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
+  // The receive deadline (read_door_frames.cc): a sweep, once a second
+  // while a Read call's request is arriving, fails those past
+  // `receive_timeout` (or their grpc-timeout) with DEADLINE_EXCEEDED.
+  void ArmReceiveSweep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  static void OnReceiveSweep(evutil_socket_t, short, void* arg) noexcept;
 
   // Calls (read_door_calls.cc).
   // The request has ended: refuse it, or admit and submit its read.
@@ -306,6 +313,7 @@ class ReadDoor::Impl {
   // Connections closed at accept for the limit, so far.
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
   uint64_t idle_closed_ ABSL_GUARDED_BY(door_thread_) = 0;
+  event* receive_sweep_ ABSL_GUARDED_BY(door_thread_) = nullptr;
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.

@@ -65,6 +65,8 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
   self->request_bytes_ += kCallBytes;
   connection->budget.OnWork();
   auto* call = new Call(connection, frame->hd.stream_id, self->core_);
+  call->begun = self->core_.engine().clock().Now();
+  self->ArmReceiveSweep();
   connection->calls.insert(call);
   nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
   return 0;

@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -689,7 +690,7 @@ TEST_F(ReadDoorTest, AtTheConnectionLimitTheLongestIdleConnectionGivesWay) {
 
 // With a call open on every connection, a new one is closed at accept.
 TEST_F(ReadDoorTest, AtTheConnectionLimitWithCallsOpenANewConnectionIsRefused) {
-  uint64_t refused = 0;
+  std::atomic<uint64_t> refused{0};
   ReadDoorOptions options;
   options.max_connections = 2;
   options.refused = [&refused](uint64_t count) { refused = count; };
@@ -706,7 +707,34 @@ TEST_F(ReadDoorTest, AtTheConnectionLimitWithCallsOpenANewConnectionIsRefused) {
   EXPECT_TRUE(ClosedByTheDoor(third));
   close(third);
   for (int fd : busy) close(fd);
-  EXPECT_EQ(refused, 1u);
+  EXPECT_EQ(refused.load(), 1u);
+}
+
+// A Read call whose request never ends is answered (trailers only,
+// DEADLINE_EXCEEDED) at the receive timeout instead of holding its bytes
+// and its stream for as long as the client likes; no read is submitted.
+TEST_F(ReadDoorTest, ARequestThatNeverEndsIsAnsweredAtTheReceiveTimeout) {
+  ReadDoorOptions options;
+  options.receive_timeout = absl::Milliseconds(300);
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int fd = ConnectTo(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = Preface();
+  std::string block;
+  AppendField(block, ":method", "POST");
+  AppendField(block, ":scheme", "http");
+  AppendField(block, ":path", "/tailgate.v1.HedgedRead/Read");
+  AppendField(block, ":authority", "door");
+  AppendField(block, "content-type", "application/grpc");
+  out += Frame(0x1, 0x4, 1, block);  // HEADERS, END_HEADERS: no END_STREAM
+  // A message prefix announcing 100 bytes, and 10 of them.
+  std::string part("\0\0\0\0\x64", 5);
+  part += std::string(10, 'm');
+  out += Frame(0x0, 0x0, 1, part);
+  ASSERT_TRUE(SendAll(fd, out));
+  EXPECT_TRUE(WaitForFrame(fd, /*HEADERS*/ 0x1, 1).has_value());
+  EXPECT_TRUE(engine_->submitted().empty());
+  close(fd);
 }
 
 }  // namespace
