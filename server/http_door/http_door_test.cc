@@ -29,14 +29,18 @@
 #include "server/read/read_call.h"
 #include "server/read/rejections.h"
 #include "server/read/response_memory.h"
+#include "server/testing/door_harness.h"
 #include "server/testing/fake_loop_engine.h"
 
 namespace tailgate::server::http_door {
 namespace {
 
+using ::tailgate::server::testing::ConnectToLoopback;
+using ::tailgate::server::testing::DoorHarness;
 using ::tailgate::server::testing::FakeLoopEngine;
+using ::tailgate::server::testing::SendAll;
 
-constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kWait = DoorHarness::kWait;
 
 // What curl got.
 struct Reply {
@@ -107,34 +111,6 @@ std::future<Reply> FetchAsync(int port, std::string target,
                     [=] { return Fetch(port, target, headers); });
 }
 
-// A raw client socket connected to the door; -1 on failure.
-int Connect(int port, int receive_buffer = 0) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (receive_buffer > 0) {
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer,
-               sizeof(receive_buffer));
-  }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool SendAll(int fd, absl::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // Everything the peer sends until it closes (or resets) the connection.
 std::string ReadToEnd(int fd) {
   std::string all;
@@ -146,14 +122,6 @@ std::string ReadToEnd(int fd) {
   return all;
 }
 
-hedge::EngineResponse Response(int status, std::string body) {
-  hedge::EngineResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  response.trace.attempts = 1;
-  return response;
-}
-
 class HttpDoorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -162,20 +130,14 @@ class HttpDoorTest : public ::testing::Test {
   // are the core's --max_requests and --max_buffered_bytes.
   void Start(int64_t max_calls = 64, int64_t max_bytes = 1 << 20,
              HttpDoorOptions options = {}) {
-    absl::StatusOr<std::unique_ptr<FakeLoopEngine>> engine =
-        FakeLoopEngine::Create();
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *std::move(engine);
-    memory_ = std::make_unique<ResponseMemory>(max_calls, max_bytes);
-    rejections_.WatchResponseMemory(memory_.get());
-    core_ = std::make_unique<ReadCore>(
-        *engine_, gate_, rejections_, *memory_,
-        ReadCoreLimits{absl::Seconds(30), absl::Seconds(5)});
+    ASSERT_TRUE(harness_.Start(max_calls, max_bytes, absl::Seconds(5)).ok());
+    engine_ = &harness_.engine();
+    memory_ = &harness_.memory();
     absl::StatusOr<ListenAddress> address = ParseListenAddress("127.0.0.1:0");
     ASSERT_TRUE(address.ok()) << address.status();
     options.address = *address;
     absl::StatusOr<std::unique_ptr<HttpDoor>> door =
-        HttpDoor::Start(options, *core_, *engine_);
+        HttpDoor::Start(options, harness_.core(), harness_.engine());
     ASSERT_TRUE(door.ok()) << door.status();
     door_ = *std::move(door);
     port_ = door_->address().port;
@@ -183,33 +145,17 @@ class HttpDoorTest : public ::testing::Test {
 
   void TearDown() override {
     door_.reset();
-    core_.reset();
-    engine_.reset();
+    harness_.Stop();
   }
 
-  // The `index`-th read the door submitted; fails the test if none comes.
-  FakeLoopEngine::Submitted Read(size_t index) {
-    std::optional<FakeLoopEngine::Submitted> read =
-        engine_->WaitForRead(index, kWait);
-    EXPECT_TRUE(read.has_value()) << "no read " << index << " submitted";
-    return read.value_or(FakeLoopEngine::Submitted{});
-  }
+  FakeLoopEngine::Submitted Read(size_t index) { return harness_.Read(index); }
+  bool WaitForNoCalls() { return harness_.WaitForNoCalls(); }
 
-  // True once the core holds no call (every answer written or dropped).
-  bool WaitForNoCalls() {
-    const absl::Time deadline = absl::Now() + kWait;
-    while (memory_->calls() != 0) {
-      if (absl::Now() > deadline) return false;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return true;
-  }
-
-  std::unique_ptr<FakeLoopEngine> engine_;
-  DrainGate gate_;
-  Rejections rejections_;
-  std::unique_ptr<ResponseMemory> memory_;
-  std::unique_ptr<ReadCore> core_;
+  DoorHarness harness_;
+  FakeLoopEngine* engine_ = nullptr;
+  ResponseMemory* memory_ = nullptr;
+  Rejections& rejections_ = harness_.rejections();
+  DrainGate& gate_ = harness_.gate();
   std::unique_ptr<HttpDoor> door_;
   int port_ = 0;
 };
@@ -229,7 +175,8 @@ TEST_F(HttpDoorTest, AnswersAReadWithStatusBodyAndHeadersMapped) {
                             return header.name == "Accept" &&
                                    header.value == "text/plain";
                           }));
-  hedge::EngineResponse response = Response(203, "hello from a replica");
+  hedge::EngineResponse response =
+      DoorHarness::Response(203, "hello from a replica");
   response.headers = {{"Content-Type", "text/plain"},
                       {"X-Replica", "r2"},
                       {"Tailgate-Attempts", "9"},  // a replica's, not ours
@@ -260,7 +207,7 @@ TEST_F(HttpDoorTest, HeadIsAHeadReadAndKeepsTheReplicasLength) {
   });
   FakeLoopEngine::Submitted read = Read(0);
   EXPECT_TRUE(read.read.head);
-  hedge::EngineResponse response = Response(200, "");
+  hedge::EngineResponse response = DoorHarness::Response(200, "");
   response.headers = {{"Content-Length", "12345"}};
   ASSERT_TRUE(engine_->Answer(read.id, std::move(response)));
   const Reply got = reply.get();
@@ -361,13 +308,13 @@ TEST_F(HttpDoorTest, TheTimeoutHeaderIsTheReadsDeadline) {
   std::future<Reply> untimed = FetchAsync(port_, "/untimed");
   FakeLoopEngine::Submitted open = Read(1);
   EXPECT_EQ(open.read.deadline, absl::InfiniteFuture());
-  ASSERT_TRUE(engine_->Answer(open.id, Response(200, "ok")));
+  ASSERT_TRUE(engine_->Answer(open.id, DoorHarness::Response(200, "ok")));
   EXPECT_EQ(untimed.get().status, 200);
 }
 
 TEST_F(HttpDoorTest, AClientThatLeavesCancelsItsRead) {
   Start();
-  const int fd = Connect(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(SendAll(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
   FakeLoopEngine::Submitted read = Read(0);
@@ -395,13 +342,13 @@ TEST_F(HttpDoorTest, RefusesTheReadBeyondMaxRequestsAndAdmitsAgainOnceOneEnds) {
   EXPECT_EQ(engine_->submitted().size(), 2u);
   EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);
 
-  ASSERT_TRUE(engine_->Answer(read1.id, Response(200, "one")));
+  ASSERT_TRUE(engine_->Answer(read1.id, DoorHarness::Response(200, "one")));
   EXPECT_EQ(first.get().body, "one");
   std::future<Reply> fourth = FetchAsync(port_, "/4");
   FakeLoopEngine::Submitted read4 = Read(2);
   EXPECT_EQ(read4.read.target, "/4");
-  ASSERT_TRUE(engine_->Answer(read2.id, Response(200, "two")));
-  ASSERT_TRUE(engine_->Answer(read4.id, Response(200, "four")));
+  ASSERT_TRUE(engine_->Answer(read2.id, DoorHarness::Response(200, "two")));
+  ASSERT_TRUE(engine_->Answer(read4.id, DoorHarness::Response(200, "four")));
   EXPECT_EQ(second.get().body, "two");
   EXPECT_EQ(fourth.get().body, "four");
 }
@@ -410,7 +357,8 @@ TEST_F(HttpDoorTest, AnAnswerOverTheBufferedBytesIsDropped) {
   Start(/*max_calls=*/64, /*max_bytes=*/4096);
   std::future<Reply> reply = FetchAsync(port_, "/big");
   FakeLoopEngine::Submitted read = Read(0);
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, std::string(8192, 'x'))));
+  ASSERT_TRUE(engine_->Answer(
+      read.id, DoorHarness::Response(200, std::string(8192, 'x'))));
   const Reply got = reply.get();
   EXPECT_EQ(got.status, 503);
   EXPECT_EQ(got.Header("Tailgate-Error"), "RESOURCE_EXHAUSTED");
@@ -429,7 +377,7 @@ TEST_F(HttpDoorTest, DrainingRefusesNewReadsAndFinishesThoseInFlight) {
   EXPECT_EQ(engine_->submitted().size(), 1u);
   EXPECT_EQ(rejections_.Snapshot().draining, 1u);
 
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "finished")));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "finished")));
   const Reply got = in_flight.get();
   EXPECT_EQ(got.status, 200);
   EXPECT_EQ(got.body, "finished");
@@ -451,7 +399,7 @@ TEST_F(HttpDoorTest, StoppingCancelsReadsInFlightAndAnswersShuttingDown) {
   EXPECT_TRUE(absl::StrContains(got.body, "shutting down")) << got.body;
   EXPECT_EQ(memory_->calls(), 0);
   // Nothing listens any more.
-  EXPECT_EQ(Connect(port_), -1);
+  EXPECT_EQ(ConnectToLoopback(port_), -1);
 }
 
 // A client that sends a request and never reads the answer is
@@ -462,11 +410,12 @@ TEST_F(HttpDoorTest, AClientThatDoesNotReadItsAnswerIsDisconnected) {
   options.header_timeout = absl::Milliseconds(300);
   constexpr size_t kBody = 16 << 20;  // far beyond both socket buffers
   Start(/*max_calls=*/64, /*max_bytes=*/int64_t{64} << 20, options);
-  const int fd = Connect(port_, /*receive_buffer=*/4096);
+  const int fd = ConnectToLoopback(port_, /*receive_buffer=*/4096);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(SendAll(fd, "GET /huge HTTP/1.1\r\nHost: x\r\n\r\n"));
   FakeLoopEngine::Submitted read = Read(0);
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, std::string(kBody, 'x'))));
+  ASSERT_TRUE(engine_->Answer(
+      read.id, DoorHarness::Response(200, std::string(kBody, 'x'))));
   EXPECT_TRUE(WaitForNoCalls());
   EXPECT_EQ(memory_->held_bytes(), 0);
   const std::string got = ReadToEnd(fd);

@@ -12,36 +12,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
+#include "server/read_door/grpc_response.h"
 #include "server/read_door/grpc_wire.h"
 #include "server/read_door/read_door_impl.h"
 #include "server/read_door/read_response_wire.h"
 
 namespace tailgate::server::read_door {
-namespace {
-
-// A header field whose name and value outlive the frame (constants):
-// nghttp2 keeps the pointers instead of copying.
-nghttp2_nv Field(absl::string_view name, absl::string_view value) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
-          name.size(), value.size(),
-          NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
-}
-
-// One whose value nghttp2 copies (it is gone once the call returns).
-nghttp2_nv CopiedField(absl::string_view name, const std::string& value) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())),
-          name.size(), value.size(), NGHTTP2_NV_FLAG_NO_COPY_NAME};
-}
-
-constexpr absl::string_view kStatus200 = "200";
-constexpr absl::string_view kContentType = "application/grpc";
-
-}  // namespace
 
 void ReadDoor::Impl::Start(Call* call) {
   if (call->refusal.ok() && !call->grpc_content_type) {
@@ -116,13 +94,11 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
   call->state = Call::State::kAnswering;
   Connection* connection = call->connection;
   if (status.ok()) {
-    const nghttp2_nv headers[] = {Field(":status", kStatus200),
-                                  Field("content-type", kContentType)};
     nghttp2_data_provider body;
     body.source.ptr = call;
     body.read_callback = &Impl::ReadAnswer;
-    if (nghttp2_submit_response(connection->wire.session, call->stream_id,
-                                headers, std::size(headers), &body) != 0) {
+    if (SubmitResponseHeaders(connection->wire.session, call->stream_id,
+                              body) != 0) {
       nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_INTERNAL_ERROR);
       return;
@@ -134,18 +110,8 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
     return;
   }
   // Trailers only: one HEADERS frame that ends the stream.
-  const std::string http_status = absl::StrCat(call->http_status);
-  const std::string code = absl::StrCat(static_cast<int>(status.code()));
-  const std::string message = PercentEncode(status.message());
-  const nghttp2_nv fields[] = {
-      CopiedField(":status", http_status),
-      Field("content-type", kContentType),
-      CopiedField("grpc-status", code),
-      CopiedField("grpc-message", message),
-      Field("grpc-accept-encoding", "identity"),
-  };
-  if (nghttp2_submit_response(connection->wire.session, call->stream_id, fields,
-                              std::size(fields), nullptr) != 0) {
+  if (SubmitTrailersOnly(connection->wire.session, call->stream_id,
+                         call->http_status, status) != 0) {
     nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                               call->stream_id, NGHTTP2_INTERNAL_ERROR);
   }
@@ -163,9 +129,7 @@ ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session, int32_t stream_id,
   call->answer_sent += n;
   if (call->answer_sent == call->answer.size()) {
     *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    const nghttp2_nv trailers[] = {Field("grpc-status", "0")};
-    if (nghttp2_submit_trailer(session, stream_id, trailers,
-                               std::size(trailers)) != 0) {
+    if (SubmitTrailers(session, stream_id, absl::OkStatus()) != 0) {
       return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // resets the stream
     }
   }

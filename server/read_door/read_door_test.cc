@@ -34,6 +34,7 @@
 #include "server/read/response_memory.h"
 #include "server/services/serving_state.h"
 #include "server/testing/async_read.h"
+#include "server/testing/door_harness.h"
 #include "server/testing/fake_loop_engine.h"
 #include "server/testing/raw_grpc.h"
 
@@ -41,17 +42,12 @@ namespace tailgate::server::read_door {
 namespace {
 
 using ::tailgate::server::testing::AsyncRead;
+using ::tailgate::server::testing::ConnectToLoopback;
+using ::tailgate::server::testing::DoorHarness;
 using ::tailgate::server::testing::FakeLoopEngine;
+using ::tailgate::server::testing::SendAll;
 
-constexpr absl::Duration kWait = absl::Seconds(10);
-
-hedge::EngineResponse Response(int status, std::string body) {
-  hedge::EngineResponse response;
-  response.status = status;
-  response.body = std::move(body);
-  response.trace.attempts = 1;
-  return response;
-}
+constexpr absl::Duration kWait = DoorHarness::kWait;
 
 // A Read call started on `stub` for `path`.
 std::unique_ptr<AsyncRead> StartRead(v1::HedgedRead::Stub& stub,
@@ -71,21 +67,16 @@ class ReadDoorTest : public ::testing::Test {
   // and --max_buffered_bytes, options.send_timeout its --send_timeout too.
   void Start(int64_t max_calls = 64, int64_t max_bytes = 1 << 20,
              ReadDoorOptions options = {}) {
-    absl::StatusOr<std::unique_ptr<FakeLoopEngine>> engine =
-        FakeLoopEngine::Create();
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = *std::move(engine);
-    memory_ = std::make_unique<ResponseMemory>(max_calls, max_bytes);
-    rejections_.WatchResponseMemory(memory_.get());
-    core_ = std::make_unique<ReadCore>(
-        *engine_, gate_, rejections_, *memory_,
-        ReadCoreLimits{absl::Seconds(30), options.send_timeout});
+    ASSERT_TRUE(
+        harness_.Start(max_calls, max_bytes, options.send_timeout).ok());
+    engine_ = &harness_.engine();
+    memory_ = &harness_.memory();
     absl::StatusOr<ListenAddress> address = ParseListenAddress("127.0.0.1:0");
     ASSERT_TRUE(address.ok()) << address.status();
     options.address = *address;
     options.serving_state = &serving_;
     absl::StatusOr<std::unique_ptr<ReadDoor>> door =
-        ReadDoor::Start(options, *core_, *engine_);
+        ReadDoor::Start(options, harness_.core(), harness_.engine());
     ASSERT_TRUE(door.ok()) << door.status();
     door_ = *std::move(door);
     port_ = door_->address().port;
@@ -98,17 +89,11 @@ class ReadDoorTest : public ::testing::Test {
     stub_.reset();
     channel_.reset();
     door_.reset();
-    core_.reset();
-    engine_.reset();
+    harness_.Stop();
   }
 
-  // The `index`-th read the door submitted; fails the test if none comes.
-  FakeLoopEngine::Submitted Read(size_t index) {
-    std::optional<FakeLoopEngine::Submitted> read =
-        engine_->WaitForRead(index, kWait);
-    EXPECT_TRUE(read.has_value()) << "no read " << index << " submitted";
-    return read.value_or(FakeLoopEngine::Submitted{});
-  }
+  FakeLoopEngine::Submitted Read(size_t index) { return harness_.Read(index); }
+  bool WaitForNoCalls() { return harness_.WaitForNoCalls(); }
 
   // The serving status Health/Check reports for `service`; -1 on error.
   int Check(const std::string& service) {
@@ -117,22 +102,12 @@ class ReadDoorTest : public ::testing::Test {
     return status.value_or(-1);
   }
 
-  // True once the core holds no call (every stream closed).
-  bool WaitForNoCalls() {
-    const absl::Time deadline = absl::Now() + kWait;
-    while (memory_->calls() != 0) {
-      if (absl::Now() > deadline) return false;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return true;
-  }
-
   services::ServingState serving_{true};
-  std::unique_ptr<FakeLoopEngine> engine_;
-  DrainGate gate_;
-  Rejections rejections_;
-  std::unique_ptr<ResponseMemory> memory_;
-  std::unique_ptr<ReadCore> core_;
+  DoorHarness harness_;
+  FakeLoopEngine* engine_ = nullptr;
+  ResponseMemory* memory_ = nullptr;
+  Rejections& rejections_ = harness_.rejections();
+  DrainGate& gate_ = harness_.gate();
   std::unique_ptr<ReadDoor> door_;
   int port_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
@@ -160,7 +135,8 @@ TEST_F(ReadDoorTest, AnswersAReadWithStatusBodyHeadersAndTrace) {
     accept_forwarded |= header.name == "Accept" && header.value == "text/plain";
   }
   EXPECT_TRUE(accept_forwarded);
-  hedge::EngineResponse response = Response(203, "hello from a replica");
+  hedge::EngineResponse response =
+      DoorHarness::Response(203, "hello from a replica");
   response.headers = {{"Content-Type", "text/plain"}, {"X-Replica", "r2"}};
   response.trace.attempts = 2;
   response.trace.hedged = true;
@@ -263,7 +239,7 @@ TEST_F(ReadDoorTest, TheCallsDeadlineIsTheReadsDeadline) {
   open->Start(*stub_);
   FakeLoopEngine::Submitted untimed = Read(1);
   EXPECT_EQ(untimed.read.deadline, absl::InfiniteFuture());
-  ASSERT_TRUE(engine_->Answer(untimed.id, Response(200, "ok")));
+  ASSERT_TRUE(engine_->Answer(untimed.id, DoorHarness::Response(200, "ok")));
   ASSERT_TRUE(open->Wait());
   EXPECT_TRUE(open->status.ok()) << open->status.error_message();
 }
@@ -293,14 +269,14 @@ TEST_F(ReadDoorTest, RefusesTheReadBeyondMaxRequestsAndAdmitsAgainOnceOneEnds) {
   EXPECT_EQ(engine_->submitted().size(), 2u);
   EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);
 
-  ASSERT_TRUE(engine_->Answer(read1.id, Response(200, "one")));
+  ASSERT_TRUE(engine_->Answer(read1.id, DoorHarness::Response(200, "one")));
   ASSERT_TRUE(first->Wait());
   EXPECT_EQ(first->response.body(), "one");
   std::unique_ptr<AsyncRead> fourth = StartRead(*stub_, "/4");
   FakeLoopEngine::Submitted read4 = Read(2);
   EXPECT_EQ(read4.read.target, "/4");
-  ASSERT_TRUE(engine_->Answer(read2.id, Response(200, "two")));
-  ASSERT_TRUE(engine_->Answer(read4.id, Response(200, "four")));
+  ASSERT_TRUE(engine_->Answer(read2.id, DoorHarness::Response(200, "two")));
+  ASSERT_TRUE(engine_->Answer(read4.id, DoorHarness::Response(200, "four")));
   ASSERT_TRUE(second->Wait());
   ASSERT_TRUE(fourth->Wait());
   EXPECT_EQ(second->response.body(), "two");
@@ -311,7 +287,8 @@ TEST_F(ReadDoorTest, AnAnswerOverTheBufferedBytesIsDropped) {
   Start(/*max_calls=*/64, /*max_bytes=*/4096);
   std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/big");
   FakeLoopEngine::Submitted read = Read(0);
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, std::string(8192, 'x'))));
+  ASSERT_TRUE(engine_->Answer(
+      read.id, DoorHarness::Response(200, std::string(8192, 'x'))));
   ASSERT_TRUE(call->Wait());
   EXPECT_EQ(call->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(rejections_.Snapshot().dropped_buffer_full, 1u);
@@ -329,7 +306,7 @@ TEST_F(ReadDoorTest, DrainingRefusesNewReadsAndFinishesThoseInFlight) {
   EXPECT_EQ(engine_->submitted().size(), 1u);
   EXPECT_EQ(rejections_.Snapshot().draining, 1u);
 
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "finished")));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "finished")));
   ASSERT_TRUE(in_flight->Wait());
   ASSERT_TRUE(in_flight->status.ok()) << in_flight->status.error_message();
   EXPECT_EQ(in_flight->response.body(), "finished");
@@ -471,37 +448,18 @@ std::optional<GoAway> WaitForGoAway(int fd) {
   return GoAway{Word(*payload, 4), payload->substr(8)};
 }
 
-// A TCP connection to the door on loopback; -1 if it cannot be made.
-int ConnectTo(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool SendAll(int fd, const std::string& bytes) {
-  return send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-         static_cast<ssize_t>(bytes.size());
-}
-
 TEST_F(ReadDoorTest, AnAnswerTheClientDoesNotTakeIsResetAtTheSendTimeout) {
   ReadDoorOptions options;
   options.send_timeout = absl::Milliseconds(200);
   Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(SendAll(fd, ReadCallWithWindowShut("/held")));
 
   FakeLoopEngine::Submitted read = Read(0);
   EXPECT_EQ(read.read.target, "/held");
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "never taken")));
+  ASSERT_TRUE(
+      engine_->Answer(read.id, DoorHarness::Response(200, "never taken")));
   // The answer's DATA cannot go: the stream's window is 0.
   EXPECT_EQ(WaitForReset(fd, 1), 0x8u);  // CANCEL
   close(fd);
@@ -516,7 +474,7 @@ TEST_F(ReadDoorTest, AnAnswerTheClientDoesNotTakeIsResetAtTheSendTimeout) {
 // read reaches the engine, and the door serves the next client.
 TEST_F(ReadDoorTest, AnHpackBombEndsItsConnectionWithEnhanceYourCalm) {
   Start();
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
   out += Frame(0x4, 0, 0, "");  // SETTINGS
@@ -547,7 +505,7 @@ TEST_F(ReadDoorTest, AnHpackBombEndsItsConnectionWithEnhanceYourCalm) {
   std::unique_ptr<AsyncRead> next = StartRead(*stub_, "/after");
   FakeLoopEngine::Submitted read = Read(0);
   EXPECT_EQ(read.read.target, "/after");
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "served")));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "served")));
   ASSERT_TRUE(next->Wait());
   EXPECT_TRUE(next->status.ok()) << next->status.error_message();
 }
@@ -555,7 +513,7 @@ TEST_F(ReadDoorTest, AnHpackBombEndsItsConnectionWithEnhanceYourCalm) {
 // Media types are case-insensitive: "Application/GRPC" is a gRPC call.
 TEST_F(ReadDoorTest, AContentTypeInAnyCaseIsGrpc) {
   Start();
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(
       SendAll(fd, ReadCallWithWindowShut("/cased", "Application/GRPC")));
@@ -575,7 +533,7 @@ TEST_F(ReadDoorTest, MetadataWithSpacesAtEitherEndIsServed) {
   call.Start(*stub_);
   FakeLoopEngine::Submitted read = Read(0);
   EXPECT_EQ(read.read.target, "/spaced");
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "ok")));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "ok")));
   ASSERT_TRUE(call.Wait());
   EXPECT_TRUE(call.status.ok()) << call.status.error_message();
   EXPECT_EQ(call.response.body(), "ok");
@@ -590,7 +548,7 @@ std::string Preface() {
 // is a strike; the third strike ends the connection, "too_many_pings".
 TEST_F(ReadDoorTest, KeepalivePingsWithoutCallsEndTheConnection) {
   Start();
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   std::string out = Preface();
   for (int i = 0; i < 4; ++i) out += Frame(0x6, 0, 0, std::string(8, 'p'));
@@ -605,7 +563,7 @@ TEST_F(ReadDoorTest, KeepalivePingsWithoutCallsEndTheConnection) {
 // Three pings are two strikes: the connection stays, and serves.
 TEST_F(ReadDoorTest, TwoPingStrikesAreForgiven) {
   Start();
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   std::string out = Preface();
   for (int i = 0; i < 3; ++i) out += Frame(0x6, 0, 0, std::string(8, 'p'));
@@ -621,7 +579,7 @@ TEST_F(ReadDoorTest, TwoPingStrikesAreForgiven) {
 // "too_many_idle_frames", before the door has read them all.
 TEST_F(ReadDoorTest, AFloodOfPriorityFramesEndsTheConnection) {
   Start();
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   std::string out = Preface();
   const std::string priority("\0\0\0\0\x10", 5);  // no dependency, weight 17
@@ -641,8 +599,8 @@ TEST_F(ReadDoorTest, ManyReadsOnOneConnectionStayWithinTheBudget) {
   for (size_t i = 0; i < 300; ++i) {
     std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/many");
     FakeLoopEngine::Submitted read = Read(i);
-    ASSERT_TRUE(
-        engine_->Answer(read.id, Response(200, std::string(20000, 'x'))));
+    ASSERT_TRUE(engine_->Answer(
+        read.id, DoorHarness::Response(200, std::string(20000, 'x'))));
     ASSERT_TRUE(call->Wait());
     ASSERT_TRUE(call->status.ok()) << i << ": " << call->status.error_message();
   }
@@ -669,7 +627,7 @@ TEST_F(ReadDoorTest, AtTheConnectionLimitTheLongestIdleConnectionGivesWay) {
   Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
   std::vector<int> idle;
   for (int i = 0; i < 2; ++i) {
-    idle.push_back(ConnectTo(port_));
+    idle.push_back(ConnectToLoopback(port_));
     ASSERT_GE(idle.back(), 0);
     ASSERT_TRUE(SendAll(idle.back(), Preface()));
     // The door's SETTINGS: it holds the connection.
@@ -682,7 +640,7 @@ TEST_F(ReadDoorTest, AtTheConnectionLimitTheLongestIdleConnectionGivesWay) {
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(goaway->code, 0u);  // NO_ERROR
   EXPECT_TRUE(ClosedByTheDoor(idle[0]));
-  ASSERT_TRUE(engine_->Answer(read.id, Response(200, "in")));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "in")));
   ASSERT_TRUE(call->Wait());
   EXPECT_TRUE(call->status.ok()) << call->status.error_message();
   for (int fd : idle) close(fd);
@@ -697,12 +655,12 @@ TEST_F(ReadDoorTest, AtTheConnectionLimitWithCallsOpenANewConnectionIsRefused) {
   Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
   std::vector<int> busy;
   for (size_t i = 0; i < 2; ++i) {
-    busy.push_back(ConnectTo(port_));
+    busy.push_back(ConnectToLoopback(port_));
     ASSERT_GE(busy.back(), 0);
     ASSERT_TRUE(SendAll(busy.back(), ReadCallWithWindowShut("/busy")));
     Read(i);  // the call is open, its read in flight
   }
-  const int third = ConnectTo(port_);
+  const int third = ConnectToLoopback(port_);
   ASSERT_GE(third, 0);
   EXPECT_TRUE(ClosedByTheDoor(third));
   close(third);
@@ -717,7 +675,7 @@ TEST_F(ReadDoorTest, ARequestThatNeverEndsIsAnsweredAtTheReceiveTimeout) {
   ReadDoorOptions options;
   options.receive_timeout = absl::Milliseconds(300);
   Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
-  const int fd = ConnectTo(port_);
+  const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   std::string out = Preface();
   std::string block;
