@@ -338,6 +338,20 @@ TEST_F(ReadDoorTest, HealthCheckFollowsTheServingState) {
   EXPECT_TRUE(engine_->submitted().empty());
 }
 
+// A door that stops ends an open health Watch with a status (UNAVAILABLE,
+// shutting down) before its connection's GOAWAY, not by dropping the
+// socket: the client knows to look elsewhere.
+TEST_F(ReadDoorTest, StoppingEndsAnOpenWatchWithAStatus) {
+  Start();
+  testing::HealthWatch watch(channel_, "tailgate.v1.HedgedRead");
+  EXPECT_EQ(watch.Next(kWait).value_or(-1), testing::kServing);
+  door_.reset();
+  const absl::StatusOr<int> end = watch.Next(kWait);
+  ASSERT_FALSE(end.ok());
+  EXPECT_EQ(end.status().code(), absl::StatusCode::kUnavailable)
+      << end.status();
+}
+
 // --- A client that holds its flow-control window shut, in raw HTTP/2. ---
 
 std::string Frame(uint8_t type, uint8_t flags, uint32_t stream,
