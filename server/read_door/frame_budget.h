@@ -9,11 +9,11 @@
 //     sending HEADERS or DATA clears the strikes (a client that pings to
 //     measure an answer's bandwidth is welcome to).
 //   - Frames that carry no work: PING, SETTINGS after the first,
-//     WINDOW_UPDATE, PRIORITY, RST_STREAM and DATA with neither payload
-//     nor END_STREAM. The connection may send kIdleFrameAllowance of them,
-//     plus kIdleFramesPerWork per piece of work: a stream opened, a DATA
-//     frame with payload received, a HEADERS or DATA frame the door sent.
-//     Past that it ends.
+//     WINDOW_UPDATE, PRIORITY, RST_STREAM, GOAWAY, frames of unknown types
+//     and DATA with neither payload nor END_STREAM. The connection may send
+//     kIdleFrameAllowance of them, plus kIdleFramesPerWork per piece of work: a
+//     stream opened, a DATA frame with payload received, a HEADERS or DATA
+//     frame the door sent. Past that it ends.
 //
 // The door ends such a connection with GOAWAY ENHANCE_YOUR_CALM, the debug
 // data saying which budget it spent ("too_many_pings",

@@ -38,6 +38,22 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
                                                          &OnStreamClose);
   nghttp2_session_callbacks_set_on_frame_send_callback(callbacks_,
                                                        &OnFrameSent);
+  nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks_,
+                                                        &OnBeginFrame);
+  // Frames of types HTTP/2 does not define are taken in as extensions, so
+  // that OnBeginFrame counts them against the frame budget, then dropped
+  // unread (nghttp2 would skip them without a callback).
+  for (int type = NGHTTP2_CONTINUATION + 1; type <= 0xff; ++type) {
+    nghttp2_option_set_user_recv_extension_type(session_options_,
+                                                static_cast<uint8_t>(type));
+  }
+  nghttp2_session_callbacks_set_on_extension_chunk_recv_callback(
+      callbacks_, [](nghttp2_session*, const nghttp2_frame_hd*, const uint8_t*,
+                     size_t, void*) { return 0; });
+  nghttp2_session_callbacks_set_unpack_extension_callback(
+      callbacks_, [](nghttp2_session*, void**, const nghttp2_frame_hd*, void*) {
+        return static_cast<int>(NGHTTP2_ERR_CANCEL);
+      });
   // A server is never pushed to: no reserved streams to keep.
   nghttp2_option_set_max_reserved_remote_streams(session_options_, 0);
   // Closed streams are freed at once instead of kept for RFC 7540's

@@ -24,11 +24,21 @@ constexpr absl::Duration kReceiveSweepPeriod = absl::Seconds(1);
 }  // namespace
 
 bool ReadDoor::Impl::Spend(nghttp2_session* session, Connection& connection,
-                           const nghttp2_frame& frame) {
+                           const nghttp2_frame_hd& header) {
   FrameBudget& budget = connection.budget;
-  const bool ack = (frame.hd.flags & NGHTTP2_FLAG_ACK) != 0;
+  const bool ack = (header.flags & NGHTTP2_FLAG_ACK) != 0;
   FrameBudget::Verdict verdict = FrameBudget::Verdict::kOk;
-  switch (frame.hd.type) {
+  switch (header.type) {
+    case NGHTTP2_HEADERS:       // a stream opened is work (OnBeginHeaders); a
+    case NGHTTP2_CONTINUATION:  // block's size is bounded (OnHeader)
+      break;
+    case NGHTTP2_DATA:
+      if (header.length > 0) {
+        budget.OnWork();
+      } else if ((header.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
+        verdict = budget.OnIdleFrame();
+      }
+      break;
     case NGHTTP2_PING:
       verdict =
           ack ? budget.OnIdleFrame()
@@ -38,28 +48,26 @@ bool ReadDoor::Impl::Spend(nghttp2_session* session, Connection& connection,
     case NGHTTP2_SETTINGS:
       if (!ack && !connection.settings_seen) {
         connection.settings_seen = true;  // the handshake's
-      } else {
-        verdict = budget.OnIdleFrame();
+        break;
       }
-      break;
-    case NGHTTP2_WINDOW_UPDATE:
-    case NGHTTP2_PRIORITY:
-    case NGHTTP2_RST_STREAM:
       verdict = budget.OnIdleFrame();
       break;
-    case NGHTTP2_DATA:
-      if (frame.hd.length > 0) {
-        budget.OnWork();
-      } else if ((frame.hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
-        verdict = budget.OnIdleFrame();
-      }
-      break;
-    default:  // HEADERS (a stream opened is work: OnBeginHeaders), GOAWAY
+    default:  // WINDOW_UPDATE, PRIORITY, RST_STREAM, GOAWAY, unknown types
+      verdict = budget.OnIdleFrame();
       break;
   }
   if (verdict == FrameBudget::Verdict::kOk) return true;
   EndForAbuse(session, FrameBudget::DebugData(verdict));
   return false;
+}
+
+int ReadDoor::Impl::OnBeginFrame(nghttp2_session* session,
+                                 const nghttp2_frame_hd* header,
+                                 void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  connection->door->door_thread_.AssertOnOwner();
+  return Spend(session, *connection, *header) ? 0
+                                              : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 void ReadDoor::Impl::EndForAbuse(nghttp2_session* session,

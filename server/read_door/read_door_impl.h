@@ -182,11 +182,17 @@ class ReadDoor::Impl {
   // read_door_frames.cc: the frame budget's side of the callbacks.
   static int OnFrameSent(nghttp2_session* session, const nghttp2_frame* frame,
                          void* user_data) noexcept;
+  // Every frame's header, before nghttp2 reads its payload (unknown frame
+  // types included): counted against the budget (Spend); fails the
+  // session once it is spent.
+  static int OnBeginFrame(nghttp2_session* session,
+                          const nghttp2_frame_hd* header,
+                          void* user_data) noexcept;
   // Counts a received frame against the connection's budget; false once
   // it is spent, and then GOAWAY ENHANCE_YOUR_CALM is queued (the caller
   // fails the callback, which ends the connection).
   static bool Spend(nghttp2_session* session, Connection& connection,
-                    const nghttp2_frame& frame);
+                    const nghttp2_frame_hd& header);
   // Queues GOAWAY ENHANCE_YOUR_CALM with `debug_data`.
   static void EndForAbuse(nghttp2_session* session,
                           absl::string_view debug_data);

@@ -193,9 +193,6 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
   auto* connection = static_cast<Connection*>(user_data);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
-  if (!Spend(session, *connection, *frame)) {
-    return NGHTTP2_ERR_CALLBACK_FAILURE;
-  }
   if (frame->hd.type == NGHTTP2_SETTINGS &&
       (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0) {
     evtimer_del(connection->handshake_timer);  // the client has spoken

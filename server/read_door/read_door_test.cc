@@ -606,6 +606,21 @@ TEST_F(ReadDoorTest, AFloodOfPriorityFramesEndsTheConnection) {
   close(fd);
 }
 
+// Frames of a type HTTP/2 does not define carry no work either.
+TEST_F(ReadDoorTest, AFloodOfFramesOfAnUnknownTypeEndsTheConnection) {
+  Start();
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  std::string out = Preface();
+  for (int i = 0; i < 2000; ++i) out += Frame(0xfa, 0, 0, "x");
+  ASSERT_TRUE(SendAll(fd, out));
+  const std::optional<GoAway> goaway = WaitForGoAway(fd);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0xbu);
+  EXPECT_EQ(goaway->debug_data, "too_many_idle_frames");
+  close(fd);
+}
+
 // A client that reads a lot on one connection (the gRPC library's, with
 // its own pings and window updates) never meets the budget.
 TEST_F(ReadDoorTest, ManyReadsOnOneConnectionStayWithinTheBudget) {
