@@ -22,7 +22,7 @@ import yaml
 from google.protobuf import text_format
 
 from client.testing import sidecar_harness
-from proto.tailgate.v1 import config_pb2
+from tailgate.v1 import config_pb2
 
 HERE = "deploy/kubernetes"
 MIB = 1024 * 1024

@@ -16,7 +16,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "hedge/hygiene/replica_url.h"
-#include "proto/tailgate/v1/config.pb.h"
+#include "tailgate/v1/config.pb.h"
 
 namespace tailgate::server {
 namespace {

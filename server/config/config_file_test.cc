@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "proto/tailgate/v1/config.pb.h"
 #include "server/config/config_load.h"
+#include "tailgate/v1/config.pb.h"
 
 namespace tailgate::server {
 namespace {

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "proto/tailgate/v1/config.pb.h"
 #include "server/config/config_file.h"
 #include "server/config/server_config.h"
+#include "tailgate/v1/config.pb.h"
 
 namespace tailgate::server {
 namespace {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "proto/tailgate/v1/command_line.pb.h"
-#include "proto/tailgate/v1/config.pb.h"
+#include "tailgate/v1/command_line.pb.h"
+#include "tailgate/v1/config.pb.h"
 
 namespace tailgate::server {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
-#include "proto/tailgate/v1/setting_options.pb.h"
+#include "tailgate/v1/setting_options.pb.h"
 
 namespace tailgate::server {
 
