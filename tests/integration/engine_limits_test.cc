@@ -72,8 +72,12 @@ ReplicaResponse Streaming() {
 hedge::EngineConfig BudgetConfig(double fraction, double burst) {
   hedge::EngineConfig config = EngineFixture::DefaultConfig();
   config.upstreams[0].budget = hedge::HedgeBudgetConfig{fraction, burst};
-  // Circuits stay closed, so every read keeps wanting its extra attempt.
+  // Circuits stay closed (neither consecutive failures nor a failure rate
+  // eject a replica), so every read keeps wanting its extra attempt: with
+  // a replica ejected, a read on the other has no fallback to want, and
+  // how many reads that is depends on how fast their outcomes come in.
   config.upstreams[0].circuit.failure_threshold = 1'000'000;
+  config.upstreams[0].circuit.min_requests = 1'000'000;
   config.admission = hedge::AdmissionConfig{256, 512};
   config.timeout = absl::Seconds(10);
   return config;
