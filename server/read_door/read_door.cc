@@ -9,6 +9,7 @@
 #include <nghttp2/nghttp2.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -16,9 +17,21 @@
 #include "server/net/listen_socket.h"
 #include "server/net/loop_guest.h"
 #include "server/read/read_error.h"
+#include "server/read_door/grpc_wire.h"
 #include "server/read_door/read_door_impl.h"
 
 namespace tailgate::server::read_door {
+
+ReadDoor::Impl::Impl(const ReadDoorOptions& options, ReadCore& core,
+                     hedge::EventLoop& loop)
+    : options_(options),
+      connection_request_share_(std::min(
+          options.max_request_bytes,
+          std::max(options.max_request_bytes / kConnectionShareDivisor,
+                   kCallBytes + static_cast<int64_t>(kMessagePrefixBytes) +
+                       options.max_message_bytes))),
+      core_(core),
+      loop_(loop) {}
 
 absl::Status ReadDoor::Impl::Bind(event_base* base) {
   door_thread_.BindToCurrentThread();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +21,22 @@
 #include "server/read_door/read_response_wire.h"
 
 namespace tailgate::server::read_door {
+
+void ReadDoor::Impl::EndRequest(Call* call) {
+  if (!call->refusal.ok() || !call->grpc_content_type) {
+    Start(call);  // refused: no slot taken
+    return;
+  }
+  call->state = Call::State::kReady;
+  call->connection->ready.push_back(call);
+}
+
+void ReadDoor::Impl::StartReady(Connection* connection) {
+  // A call reset meanwhile has left the list (Detach).
+  std::vector<Call*> ready = std::move(connection->ready);
+  connection->ready.clear();
+  for (Call* call : ready) Start(call);
+}
 
 void ReadDoor::Impl::Start(Call* call) {
   if (call->refusal.ok() && !call->grpc_content_type) {
@@ -80,12 +97,8 @@ void ReadDoor::Impl::Deliver(Call* call, ReadOutcome outcome) {
     return;
   }
   // The answer counts against --max_buffered_bytes until its stream
-  // closes (Free finishes the read).
-  call->answer.assign(kMessagePrefixBytes, '\0');
-  AppendReadResponse(*outcome.answer, &call->answer);
-  PutMessagePrefix(
-      static_cast<uint32_t>(call->answer.size() - kMessagePrefixBytes),
-      call->answer.data());
+  // closes (Free finishes the read). Its body is the engine's, moved.
+  call->answer = FrameReadResponse(*std::move(outcome.answer));
   Answer(call, absl::OkStatus());
   Flush(connection);
 }
@@ -123,9 +136,7 @@ ssize_t ReadDoor::Impl::ReadAnswer(nghttp2_session* session, int32_t stream_id,
                                    nghttp2_data_source* source,
                                    void*) noexcept {
   auto* call = static_cast<Call*>(source->ptr);
-  const size_t left = call->answer.size() - call->answer_sent;
-  const size_t n = std::min(length, left);
-  std::memcpy(buffer, call->answer.data() + call->answer_sent, n);
+  const size_t n = call->answer.CopyOut(call->answer_sent, buffer, length);
   call->answer_sent += n;
   if (call->answer_sent == call->answer.size()) {
     *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
@@ -172,6 +183,16 @@ void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
 }
 
 void ReadDoor::Impl::Detach(Call* call) {
+  if (Connection* connection = call->connection) {
+    // Its share of the connection's request bytes goes back now; the
+    // door's, when the call is freed.
+    connection->request_bytes -=
+        kCallBytes + static_cast<int64_t>(call->body.size());
+    if (call->state == Call::State::kReady) {
+      std::vector<Call*>& ready = connection->ready;
+      ready.erase(std::find(ready.begin(), ready.end(), call));
+    }
+  }
   call->connection = nullptr;
   if (call->state != Call::State::kReading) {
     Free(call);
@@ -184,13 +205,24 @@ void ReadDoor::Impl::Detach(Call* call) {
 void ReadDoor::Impl::Free(Call* call) {
   ReleaseBody(call);
   if (call->service != nullptr) ReleaseServiceCall(call);
-  request_bytes_ -= kCallBytes;
+  CountRequestBytes(call, -kCallBytes);
   delete call;  // finishes its read: the slot and the answer's bytes
 }
 
 void ReadDoor::Impl::ReleaseBody(Call* call) {
-  request_bytes_ -= static_cast<int64_t>(call->body.size());
+  CountRequestBytes(call, -static_cast<int64_t>(call->body.size()));
   std::string().swap(call->body);
+}
+
+void ReadDoor::Impl::CountRequestBytes(Call* call, int64_t bytes) {
+  request_bytes_ += bytes;
+  if (call->connection != nullptr) call->connection->request_bytes += bytes;
+}
+
+bool ReadDoor::Impl::RequestBytesFit(const Connection& connection,
+                                     int64_t bytes) const {
+  return request_bytes_ + bytes <= options_.max_request_bytes &&
+         connection.request_bytes + bytes <= connection_request_share_;
 }
 
 }  // namespace tailgate::server::read_door

@@ -27,6 +27,8 @@ constexpr int kReceivesPerEvent = 4;
 // nghttp2 is asked for more frames only while less than this waits for the
 // socket: the door buffers at most about this much per connection.
 constexpr size_t kMaxPendingOutputBytes = 64 << 10;
+// Output buffer kept once everything is written: what small answers need.
+constexpr size_t kKeptOutputBytes = 16 << 10;
 
 }  // namespace
 
@@ -106,6 +108,7 @@ void ReadDoor::Impl::OnReadable(evutil_socket_t, short, void* arg) noexcept {
     self->Close(connection);
     return;
   }
+  self->StartReady(connection);
   self->Flush(connection);
 }
 
@@ -191,6 +194,10 @@ ReadDoor::Impl::WireState ReadDoor::Impl::Send(Wire& wire,
     output.clear();
     wire.output_sent = 0;
     if (nghttp2_session_want_write(session) == 0) break;
+  }
+  if (output.empty() && output.capacity() > kKeptOutputBytes) {
+    // After a large answer: a connection left idle keeps no more.
+    std::string().swap(output);
   }
   if (nghttp2_session_want_read(session) == 0 &&
       nghttp2_session_want_write(session) == 0 && output.empty()) {

@@ -56,6 +56,7 @@
 #include "server/read/read_call.h"
 #include "server/read_door/frame_budget.h"
 #include "server/read_door/read_door.h"
+#include "server/read_door/read_response_wire.h"
 #include "server/read_door/service_call.h"
 #include "server/services/serving_state.h"
 
@@ -67,10 +68,14 @@ namespace tailgate::server::read_door {
 // cost is bounded by this too.
 inline constexpr int64_t kCallBytes = 1024;
 
+// One connection may hold at most this share of max_request_bytes (but
+// always room for one call and its largest message): a few connections
+// sending requests that never end cannot take what the others need.
+inline constexpr int64_t kConnectionShareDivisor = 8;
+
 class ReadDoor::Impl {
  public:
-  Impl(const ReadDoorOptions& options, ReadCore& core, hedge::EventLoop& loop)
-      : options_(options), core_(core), loop_(loop) {}
+  Impl(const ReadDoorOptions& options, ReadCore& core, hedge::EventLoop& loop);
   ~Impl();
 
   // Loop thread: binds the listener on the engine's base.
@@ -108,6 +113,13 @@ class ReadDoor::Impl {
     event* handshake_timer = nullptr;
     event* send_timer = nullptr;       // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
+    // Read calls whose request has ended in the bytes being received:
+    // started once nghttp2 has taken them all (StartReady), so that a
+    // stream reset in the same bytes never takes an admission slot.
+    std::vector<Call*> ready;
+    // The request bytes its open calls hold (as request_bytes_ counts
+    // them), at most connection_request_share_.
+    int64_t request_bytes = 0;
     // The header block being decoded: its stream and its fields' bytes so
     // far (OnHeader), whether or not the stream has a call.
     int32_t header_block_stream = 0;
@@ -126,6 +138,7 @@ class ReadDoor::Impl {
   struct Call {
     enum class State {
       kReceiving,  // headers and message arriving
+      kReady,      // the request has ended; started after this receive
       kReading,    // the engine has the read
       kAnswering,  // the answer is being sent
     };
@@ -149,7 +162,7 @@ class ReadDoor::Impl {
     // freed.
     ReadCall read;
     // The framed answer message, sent from answer_sent on, then trailers.
-    std::string answer;
+    FramedReadResponse answer;
     size_t answer_sent = 0;
     // Set for a call of the door's own services (its :path is not Read).
     std::unique_ptr<ServiceCall> service;
@@ -233,6 +246,12 @@ class ReadDoor::Impl {
   // Calls (read_door_calls.cc).
   // The request has ended: refuse it, or admit and submit its read.
   void Start(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The request has ended in the bytes being received: refused at once, or
+  // queued for StartReady.
+  void EndRequest(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Starts the connection's ready calls (the receive is over).
+  void StartReady(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The engine has completed `call`'s read (its callback, on this thread).
   void Deliver(Call* call, ReadOutcome outcome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
@@ -244,8 +263,17 @@ class ReadDoor::Impl {
   void Detach(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void Free(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Frees what the call's request message holds, and its count in
-  // request_bytes_.
+  // request_bytes_ (and its connection's).
   void ReleaseBody(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Counts `bytes` (negative: gives back) of the call's request against
+  // request_bytes_ and, while the call has its connection, the
+  // connection's share.
+  void CountRequestBytes(Call* call, int64_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Whether `bytes` more request bytes fit the door's budget and the
+  // connection's share.
+  bool RequestBytesFit(const Connection& connection, int64_t bytes) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Calls of the door's own services (read_door_services.cc).
   // Makes `call` one if the door serves them and `path` names one.
@@ -290,6 +318,7 @@ class ReadDoor::Impl {
 
   // Constant after Bind.
   const ReadDoorOptions options_;
+  const int64_t connection_request_share_;
   ReadCore& core_;
   hedge::EventLoop& loop_;
   event_base* base_ = nullptr;  // the engine's

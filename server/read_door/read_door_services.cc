@@ -159,7 +159,7 @@ void ReadDoor::Impl::ServeReflection(Call* call) {
       body.substr(kMessagePrefixBytes, length), ServedServices());
   // The request is answered: its bytes go back to max_request_bytes.
   call->body.erase(0, kMessagePrefixBytes + length);
-  request_bytes_ -= static_cast<int64_t>(kMessagePrefixBytes + length);
+  CountRequestBytes(call, -static_cast<int64_t>(kMessagePrefixBytes + length));
   if (!answer.ok()) {
     EndServiceCall(call, answer.status());
     return;

@@ -55,16 +55,17 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
       frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
     return 0;  // trailers of a request: nothing the door uses
   }
-  if (self->request_bytes_ + kCallBytes > self->options_.max_request_bytes) {
-    // No room for one more call: refused before it exists (clients retry
-    // REFUSED_STREAM, which did nothing).
+  if (!self->RequestBytesFit(*connection, kCallBytes)) {
+    // No room for one more call, in the door or in the connection's
+    // share: refused before it exists (clients retry REFUSED_STREAM, which
+    // did nothing).
     nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
                               NGHTTP2_REFUSED_STREAM);
     return 0;
   }
-  self->request_bytes_ += kCallBytes;
   connection->budget.OnWork();
   auto* call = new Call(connection, frame->hd.stream_id, self->core_);
+  self->CountRequestBytes(call, kCallBytes);
   call->begun = self->core_.engine().clock().Now();
   self->ArmReceiveSweep();
   connection->calls.insert(call);
@@ -173,17 +174,18 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
                               self->options_.max_message_bytes, " bytes")));
     return 0;
   }
-  if (self->request_bytes_ + static_cast<int64_t>(length) >
-      self->options_.max_request_bytes) {
+  if (!self->RequestBytesFit(*connection, static_cast<int64_t>(length))) {
     self->ReleaseBody(call);
     Refuse(call->refusal,
-           absl::ResourceExhaustedError(
-               "the read door holds as many request bytes as it may "
-               "(--max_grpc_memory_bytes); try again"));
+           absl::ResourceExhaustedError(absl::StrCat(
+               "the sidecar holds as many request bytes as it may, in all "
+               "(--max_grpc_memory_bytes ",
+               self->options_.max_request_bytes, ") or for this connection (",
+               self->connection_request_share_, "); try again")));
     return 0;
   }
   call->body.append(reinterpret_cast<const char*>(data), length);
-  self->request_bytes_ += static_cast<int64_t>(length);
+  self->CountRequestBytes(call, static_cast<int64_t>(length));
   return 0;
 }
 
@@ -213,9 +215,7 @@ int ReadDoor::Impl::OnFrame(nghttp2_session* session,
   // A request already refused (its path, metadata or message size) is
   // answered at once, without waiting for the rest of it: nghttp2 then
   // resets the stream (NO_ERROR), which tells the client to stop sending.
-  if (ended || !call->refusal.ok()) {
-    self->Start(call);
-  }
+  if (ended || !call->refusal.ok()) self->EndRequest(call);
   return 0;
 }
 

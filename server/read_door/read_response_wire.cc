@@ -1,8 +1,12 @@
 #include "server/read_door/read_response_wire.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 
 #include "absl/time/time.h"
+#include "server/read_door/grpc_wire.h"
 
 namespace tailgate::server::read_door {
 namespace {
@@ -65,10 +69,15 @@ void PutVarintField(uint32_t field, uint64_t value, std::string* out) {
   PutVarint(value, out);
 }
 
-void PutBytesField(uint32_t field, const std::string& bytes, std::string* out) {
-  if (bytes.empty()) return;
+// The tag and length of a bytes field; nothing for an empty one.
+void PutBytesFieldHeader(uint32_t field, size_t length, std::string* out) {
+  if (length == 0) return;
   PutTag(field, kLengthDelimited, out);
-  PutVarint(bytes.size(), out);
+  PutVarint(length, out);
+}
+
+void PutBytesField(uint32_t field, const std::string& bytes, std::string* out) {
+  PutBytesFieldHeader(field, bytes.size(), out);
   out->append(bytes);
 }
 
@@ -79,8 +88,24 @@ void PutMessageHeader(uint32_t field, size_t length, std::string* out) {
 
 }  // namespace
 
-void AppendReadResponse(const hedge::EngineResponse& response,
-                        std::string* out) {
+size_t FramedReadResponse::CopyOut(size_t offset, uint8_t* out,
+                                   size_t length) const {
+  size_t copied = 0;
+  for (const std::string* piece : {&head, &body, &tail}) {
+    if (offset >= piece->size()) {
+      offset -= piece->size();
+      continue;
+    }
+    const size_t n = std::min(length - copied, piece->size() - offset);
+    std::memcpy(out + copied, piece->data() + offset, n);
+    copied += n;
+    offset = 0;
+    if (copied == length) break;
+  }
+  return copied;
+}
+
+FramedReadResponse FrameReadResponse(hedge::EngineResponse response) {
   const hedge::ReadTrace& trace = response.trace;
   const int64_t nanos = absl::ToInt64Nanoseconds(trace.latency);
   const int64_t latency_seconds = nanos / 1'000'000'000;
@@ -92,34 +117,43 @@ void AppendReadResponse(const hedge::EngineResponse& response,
       VarintFieldSize(attempts) + VarintFieldSize(trace.hedged ? 1 : 0) +
       VarintFieldSize(trace.hedge_won ? 1 : 0) +
       BytesFieldSize(trace.replica.size()) + MessageFieldSize(latency_size);
-  size_t size = VarintFieldSize(Signed(response.status)) +
-                BytesFieldSize(response.body.size()) +
-                MessageFieldSize(trace_size);
+  size_t head_size =
+      kMessagePrefixBytes + VarintFieldSize(Signed(response.status)) +
+      BytesFieldSize(response.body.size()) - response.body.size();
   for (const hygiene::HttpHeader& header : response.headers) {
-    size += MessageFieldSize(BytesFieldSize(header.name.size()) +
-                             BytesFieldSize(header.value.size()));
+    head_size += MessageFieldSize(BytesFieldSize(header.name.size()) +
+                                  BytesFieldSize(header.value.size()));
   }
-  out->reserve(out->size() + size);
 
   // Fields in number order, as protobuf serializes them.
-  PutVarintField(kStatus, Signed(response.status), out);
+  FramedReadResponse framed;
+  std::string& head = framed.head;
+  head.reserve(head_size);
+  head.assign(kMessagePrefixBytes, '\0');
+  PutVarintField(kStatus, Signed(response.status), &head);
   for (const hygiene::HttpHeader& header : response.headers) {
     PutMessageHeader(kHeaders,
                      BytesFieldSize(header.name.size()) +
                          BytesFieldSize(header.value.size()),
-                     out);
-    PutBytesField(kName, header.name, out);
-    PutBytesField(kValue, header.value, out);
+                     &head);
+    PutBytesField(kName, header.name, &head);
+    PutBytesField(kValue, header.value, &head);
   }
-  PutBytesField(kBody, response.body, out);
-  PutMessageHeader(kTrace, trace_size, out);
-  PutVarintField(kAttempts, attempts, out);
-  PutVarintField(kHedged, trace.hedged ? 1 : 0, out);
-  PutVarintField(kHedgeWon, trace.hedge_won ? 1 : 0, out);
-  PutBytesField(kReplica, trace.replica, out);
-  PutMessageHeader(kLatency, latency_size, out);
-  PutVarintField(kSeconds, Signed(latency_seconds), out);
-  PutVarintField(kNanos, Signed(latency_nanos), out);
+  PutBytesFieldHeader(kBody, response.body.size(), &head);
+  framed.body = std::move(response.body);
+  std::string& tail = framed.tail;
+  tail.reserve(MessageFieldSize(trace_size));
+  PutMessageHeader(kTrace, trace_size, &tail);
+  PutVarintField(kAttempts, attempts, &tail);
+  PutVarintField(kHedged, trace.hedged ? 1 : 0, &tail);
+  PutVarintField(kHedgeWon, trace.hedge_won ? 1 : 0, &tail);
+  PutBytesField(kReplica, trace.replica, &tail);
+  PutMessageHeader(kLatency, latency_size, &tail);
+  PutVarintField(kSeconds, Signed(latency_seconds), &tail);
+  PutVarintField(kNanos, Signed(latency_nanos), &tail);
+  PutMessagePrefix(static_cast<uint32_t>(framed.size() - kMessagePrefixBytes),
+                   head.data());
+  return framed;
 }
 
 }  // namespace tailgate::server::read_door

@@ -1,29 +1,72 @@
 #include "server/read_door/read_response_wire.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read/read_descriptor.h"
+#include "server/read_door/grpc_wire.h"
 
 namespace tailgate::server::read_door {
 namespace {
 
-// The wire encoding parses back to what FillReadResponse builds, and is the
-// same bytes protobuf writes for it.
+// The pieces, copied out, are one gRPC message: its prefix (uncompressed,
+// the length of the rest); the rest parses back to what FillReadResponse
+// builds, and is the same bytes protobuf writes for it. The body is moved
+// into the frame, not copied.
 void ExpectSameAsTheMessage(const hedge::EngineResponse& response) {
   v1::ReadResponse expected;
   FillReadResponse(response, &expected);
-  std::string wire = "prefix";
-  AppendReadResponse(response, &wire);
-  ASSERT_EQ(wire.substr(0, 6), "prefix");
+  const FramedReadResponse framed = FrameReadResponse(response);
+  EXPECT_EQ(framed.body, response.body);
+  std::string wire(framed.size(), '?');
+  ASSERT_EQ(
+      framed.CopyOut(0, reinterpret_cast<uint8_t*>(wire.data()), wire.size()),
+      wire.size());
+  ASSERT_GE(wire.size(), kMessagePrefixBytes);
+  EXPECT_EQ(wire[0], 0);
+  EXPECT_EQ(MessageLength(wire), wire.size() - kMessagePrefixBytes);
+  const std::string message = wire.substr(kMessagePrefixBytes);
   v1::ReadResponse parsed;
-  ASSERT_TRUE(parsed.ParseFromString(wire.substr(6)));
+  ASSERT_TRUE(parsed.ParseFromString(message));
   EXPECT_EQ(parsed.DebugString(), expected.DebugString());
   EXPECT_TRUE(parsed.has_trace());
   EXPECT_TRUE(parsed.trace().has_latency());
-  EXPECT_EQ(wire.substr(6), expected.SerializeAsString());
+  EXPECT_EQ(message, expected.SerializeAsString());
+}
+
+// Copied out in pieces of any size, from any offset, the bytes are the
+// same as copied out at once; past the end nothing is copied.
+TEST(ReadResponseWireTest, CopiesOutInPiecesAcrossTheBody) {
+  hedge::EngineResponse response;
+  response.status = 200;
+  response.headers = {{"etag", "\"1\""}};
+  response.body = "0123456789";
+  response.trace.replica = "http://127.0.0.1:8081";
+  const FramedReadResponse framed = FrameReadResponse(response);
+  std::string whole(framed.size(), '?');
+  framed.CopyOut(0, reinterpret_cast<uint8_t*>(whole.data()), whole.size());
+  for (size_t piece : {1, 3, 7, 64}) {
+    std::string pieces;
+    uint8_t buffer[64];
+    for (size_t n; (n = framed.CopyOut(pieces.size(), buffer, piece)) > 0;) {
+      pieces.append(reinterpret_cast<const char*>(buffer), n);
+    }
+    EXPECT_EQ(pieces, whole) << "pieces of " << piece;
+  }
+  uint8_t byte;
+  EXPECT_EQ(framed.CopyOut(framed.size(), &byte, 1), 0u);
+}
+
+TEST(ReadResponseWireTest, TheBodyIsMovedNotCopied) {
+  hedge::EngineResponse response;
+  response.body = std::string(1 << 20, 'b');
+  const char* bytes = response.body.data();
+  const FramedReadResponse framed = FrameReadResponse(std::move(response));
+  EXPECT_EQ(framed.body.data(), bytes);
 }
 
 TEST(ReadResponseWireTest, TypicalAnswer) {
