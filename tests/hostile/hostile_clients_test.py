@@ -24,6 +24,8 @@ import sys
 import unittest
 import zlib
 
+import h2.exceptions
+
 from proto.tailgate.v1 import tailgate_pb2
 from tests.hostile import raw_h2
 from tests.hostile.hostile_support import (
@@ -274,6 +276,61 @@ class HostileClientTest(DoorAttacks, HostileTestCase):
     """--listen as served by default: the loop front."""
 
     DOOR = "loop"
+
+    def test_every_memory_bound_at_once_stays_under_the_formula(self):
+        # docs/OPERATIONS.md, the loop front: worst-case RSS = base
+        # + 2 * max_grpc_memory_bytes + max_attempts * max_response_bytes
+        # + max_buffered_bytes + 110 KiB * connections.
+        quota, cap, body_limit, attempts = 16 * MIB, 4 * MIB, MIB, 8
+        idle_connections, holders = 200, 8
+        sidecar = self.start(
+            "--max_grpc_memory_bytes=%d" % quota,
+            "--max_buffered_bytes=%d" % cap,
+            "--max_response_bytes=%d" % body_limit,
+            "--max_attempts=%d" % attempts, "--send_timeout=5s",
+            "--timeout=30s")
+        base = current_rss(sidecar)
+        connections = idle_connections + holders + 1
+        formula = (base + 2 * quota + attempts * body_limit + cap +
+                   connections * 110 * 1024)
+        bound = formula + FORMULA_SLACK
+        opened = [raw_h2.Connection(sidecar.door)
+                  for _ in range(idle_connections)]
+        # Answers nobody reads fill the buffer...
+        stalled = raw_h2.Connection(sidecar.door, window=0)
+        for _ in range(12):
+            stream = stalled.start_call()
+            stalled.send(stream, raw_h2.grpc_frame(
+                raw_h2.read_request(b"/bytes/1000000")), end=True)
+        wait_for(lambda: metric(sidecar, "tailgate_buffered_response_bytes")
+                 >= 3 * 1000 * 1000, "answers to be held")
+        # ...while requests that never end fill the door's request bytes,
+        # each connection up to its share (an eighth).
+        refused = 0
+        for _ in range(holders):
+            holder = raw_h2.Connection(sidecar.door)
+            for _ in range(40):
+                stream = holder.start_call()
+                try:
+                    holder.send(stream, raw_h2.grpc_frame(
+                        b"", declared_length=64 * 1024 - 1)[:5])
+                    holder.send(stream, b"\0" * (60 * 1024))
+                except h2.exceptions.StreamClosedError:
+                    pass  # refused while it was being sent
+            holder.pump()
+            refused += sum(1 for r in holder.responses.values()
+                           if r["headers"] or r["reset"])
+            opened.append(holder)
+        peak = peak_rss(sidecar)
+        for connection in opened + [stalled]:
+            connection.close()
+        print("attack=all_at_once door=loop base_mib=%.1f formula_mib=%.1f "
+              "bound_mib=%.1f peak_rss_mib=%.1f refused_streams=%d" %
+              (base / MIB, formula / MIB, bound / MIB, peak / MIB, refused),
+              file=sys.stderr)
+        self.assert_peak_below(sidecar, bound)
+        self.assertGreater(refused, 0)  # the shares were reached
+        self.assert_normal_read_works(sidecar)
 
 
 class GrpcFrontAttacksTest(DoorAttacks, HostileTestCase):
