@@ -97,8 +97,11 @@ void ReadCall::Complete(absl::StatusOr<hedge::EngineResponse> result) {
   } else {
     const int64_t bytes = AnswerBytes(*result);
     if (core_.memory_.TryHold(bytes)) {
+      const absl::Time now = absl::Now();
+      core_.last_answer_.store(absl::ToUnixNanos(now),
+                               std::memory_order_relaxed);
       held_bytes_ = bytes;
-      send_deadline_ = absl::Now() + core_.limits_.send_timeout;
+      send_deadline_ = now + core_.limits_.send_timeout;
       outcome.answer = *std::move(result);
     } else {
       core_.rejections_.AddDropped(DropReason::kBufferFull);

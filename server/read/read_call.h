@@ -100,6 +100,13 @@ class ReadCore {
   // they do not fit: answer ServiceBufferFullError), ReleaseServiceAnswer
   // gives back what it held once the answer has been sent or dropped.
   bool HoldServiceAnswer(int64_t bytes) { return memory_.TryHold(bytes); }
+
+  // When a read was last answered (an engine answer held for its client),
+  // on the system clock; long past before the first. /healthz's
+  // liveness (server/sidecar/liveness.h).
+  absl::Time last_answer() const {
+    return absl::FromUnixNanos(last_answer_.load(std::memory_order_relaxed));
+  }
   void ReleaseServiceAnswer(int64_t held) { memory_.Unhold(held); }
   absl::Status ServiceBufferFullError() const;
 
@@ -110,6 +117,7 @@ class ReadCore {
   Rejections& rejections_;
   ResponseMemory& memory_;
   const ReadCoreLimits limits_;
+  std::atomic<int64_t> last_answer_{absl::ToUnixNanos(absl::InfinitePast())};
 };
 
 // What a read came to. With `answer` set, its bytes are held against

@@ -14,6 +14,7 @@
 #include "server/process/sched_policy.h"
 #include "server/process/termination_signals.h"
 #include "server/sidecar/connection_limits.h"
+#include "server/sidecar/liveness.h"
 #include "server/sidecar/start_log.h"
 
 namespace tailgate::server {
@@ -237,7 +238,11 @@ bool Sidecar::StartMetrics(StartFailure& failure) {
                                   ReloadCounts());
            },
        .ready = [this] { return !gate_.draining(); },
-       .live = [this] { return door_probe_->Check(); },
+       .live =
+           [this] {
+             return CheckLiveness(door_probe_->Check(),
+                                  read_core_->last_answer(), absl::Now());
+           },
        .accept_failed = AcceptFailureLog(log_, "metrics")});
   if (!metrics.ok()) return Failed(failure, "metrics_listen", metrics.status());
   metrics_ = *std::move(metrics);
