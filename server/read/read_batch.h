@@ -1,0 +1,117 @@
+// ReadBatch: the reads of one ReadMany call (a multi-get), each a ReadCall
+// of its own (read_call.h): validated, admitted, hedged and budgeted as a
+// Read, its answer held against --max_buffered_bytes until the door has
+// sent its item. The batch only decides when each read starts:
+//
+//   - in order, as long as fewer than `max_in_flight` of its reads hold an
+//     admission slot (0: no window of its own);
+//   - a read that admission refuses for want of room (--max_requests,
+//     --max_buffered_bytes, the engine's own max_requests) while the batch
+//     holds slots waits for one of them to come back (Sent), instead of
+//     failing: a batch takes as many slots at once as admission allows and
+//     no more. With no slot of its own held, the refusal is the item's;
+//   - a read whose descriptor is wrong, or whose upstream is unknown,
+//     fails its own item at once (INVALID_ARGUMENT, NOT_FOUND); so does
+//     every read not yet started once the call's deadline has passed
+//     (DEADLINE_EXCEEDED).
+//
+// Each read's outcome is handed to the door as an item (`ready`: its index
+// and outcome, an answer or a ReadError), in completion order; the door
+// sends it and calls Sent(index), which finishes the read (its slot and
+// its answer's bytes back) and lets the next start.
+//
+// ClientGone (the call was cancelled, or its stream closed) cancels the
+// reads in flight and starts no more; from then on outcomes are not handed
+// to the door, and `drained` runs once no read is left with the engine
+// (at once if none is). Shutdown (the door stops) cancels the reads in
+// flight as shutting down (their items say UNAVAILABLE) and starts no more.
+//
+// Example (a door, on the engine's loop thread):
+//   auto batch = std::make_unique<ReadBatch>(
+//       core, std::move(request), deadline,
+//       [call](size_t index, ReadOutcome outcome) { ...queue the item... },
+//       [call] { ...free the call... });
+//   batch->Start();
+//   ... once item `index` is written: batch->Sent(index);
+//   if (batch->done()) ...end the call with OK...
+//
+// Thread safety: none. Every method, and both callbacks, on one thread:
+// the engine's loop thread (read completions run there). `ready` may call
+// Sent, but not destroy the batch; `drained` may destroy it. Destroy it
+// only once done(), or from `drained`.
+
+#ifndef TAILGATE_SERVER_READ_READ_BATCH_H_
+#define TAILGATE_SERVER_READ_READ_BATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/time/time.h"
+#include "proto/tailgate/v1/tailgate.pb.h"
+#include "server/read/read_call.h"
+
+namespace tailgate::server {
+
+class ReadBatch {
+ public:
+  using ItemReady = absl::AnyInvocable<void(size_t index, ReadOutcome outcome)>;
+  using Drained = absl::AnyInvocable<void()>;
+
+  // `call_deadline` on the system clock (InfiniteFuture: none).
+  ReadBatch(ReadCore& core, v1::ReadManyRequest request,
+            absl::Time call_deadline, ItemReady ready, Drained drained);
+  // Finishes every read still holding a slot. REQUIRES: none with the
+  // engine (done(), or `drained` has run).
+  ~ReadBatch() = default;
+  ReadBatch(const ReadBatch&) = delete;
+  ReadBatch& operator=(const ReadBatch&) = delete;
+
+  void Start();
+  // Item `index` was sent (or dropped): its read is finished.
+  void Sent(size_t index);
+  void ClientGone();
+  void Shutdown();
+
+  size_t size() const { return items_.size(); }
+  // Every item was handed to the door and sent.
+  bool done() const { return sent_ == items_.size(); }
+  // Reads the engine has.
+  size_t running() const { return running_; }
+
+ private:
+  enum class State { kWaiting, kRunning, kReady, kSent };
+  struct Item {
+    State state = State::kWaiting;
+    std::unique_ptr<ReadCall> call;  // from its start until Sent
+  };
+
+  // Starts reads while the window and admission allow.
+  void StartMore();
+  void Complete(size_t index, ReadOutcome outcome);
+  // Hands item `index` to the door.
+  void Ready(size_t index, ReadOutcome outcome);
+  // Runs `drained` once, when the client has gone and no read is left.
+  void MaybeDrained();
+
+  ReadCore& core_;
+  const v1::ReadManyRequest request_;
+  const absl::Time call_deadline_;
+  ItemReady ready_;
+  Drained drained_;
+  std::vector<Item> items_;
+  size_t next_ = 0;     // the next read to start
+  size_t holding_ = 0;  // reads holding a slot: started, not yet sent
+  size_t running_ = 0;  // reads the engine has
+  size_t sent_ = 0;
+  bool stopped_ = false;      // ClientGone or Shutdown: no more starts
+  bool client_gone_ = false;  // outcomes are no longer handed over
+  bool starting_ = false;     // inside StartMore
+  bool cancelling_ = false;   // inside ClientGone
+};
+
+}  // namespace tailgate::server
+
+#endif  // TAILGATE_SERVER_READ_READ_BATCH_H_
