@@ -54,7 +54,7 @@ Sidecar::Sidecar(const ServerConfig& config,
     : config_(config),
       log_(log),
       connections_(connections),
-      circuit_log_(log),
+      engine_log_(log),
       response_memory_(config.engine.admission.max_requests,
                        config.max_buffered_bytes,
                        config.engine.max_response_bytes),
@@ -126,7 +126,7 @@ bool Sidecar::StartLoop(StartFailure& failure) {
 bool Sidecar::StartEngine(StartFailure& failure) {
   resolver_ = MakeResolver(log_);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = hedge::Engine::Create(
-      config_.engine, *loop_, &circuit_log_, resolver_.get());
+      config_.engine, *loop_, &engine_log_, resolver_.get());
   if (!engine.ok()) return Failed(failure, "engine", engine.status());
   engine_ = *std::move(engine);
   // The loop thread has started with the process's own policy; gRPC and

@@ -54,7 +54,7 @@
 #include "server/grpc/grpc_server.h"
 #include "server/grpc/read_service.h"
 #include "server/http_door/http_door.h"
-#include "server/observability/circuit_log.h"
+#include "server/observability/engine_log.h"
 #include "server/observability/http_endpoints.h"
 #include "server/observability/log.h"
 #include "server/process/idle_trim.h"
@@ -119,7 +119,7 @@ class Sidecar {
   Logger& log_;
   StopLine stop_line_{log_};
   const ConnectionLimits connections_;
-  CircuitLog circuit_log_;
+  EngineLog engine_log_;
   std::unique_ptr<hedge::discovery::Resolver> resolver_;
   // The process's loop thread, lent to the engine and the doors.
   std::unique_ptr<hedge::transport::CurlLoop> loop_;

@@ -143,7 +143,7 @@ TEST_F(TailgateE2eTest, EjectionIsLoggedAndReported) {
   ASSERT_TRUE(line.has_value()) << tailgate_->stderr_text();
   EXPECT_TRUE(absl::StrContains(*line, "level=warn")) << *line;
   EXPECT_TRUE(absl::StrContains(
-      *line, absl::StrCat("upstream=default replica=", failing.url(),
+      *line, absl::StrCat("upstream=\"\" replica=", failing.url(),
                           " from=serving to=ejected reason=consecutive "
                           "ejected_for=1m generation=1")))
       << *line;
