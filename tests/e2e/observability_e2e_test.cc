@@ -1,5 +1,6 @@
-// End-to-end: what the real binary tells an operator — a dead replica's
-// log volume under load, and the lookups of a resolved name in the log.
+// End-to-end: what the real binary tells an operator — the process_*
+// series, a dead replica's log volume under load, and the lookups of a
+// resolved name in the log.
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +57,20 @@ std::string Field(absl::string_view line, absl::string_view key) {
   return "";
 }
 
+// The value of the sample line of `text` that starts with `series` (its
+// name and labels), or nullopt.
+std::optional<double> Sample(const std::string& text,
+                             absl::string_view series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::ConsumePrefix(&line, series) && absl::ConsumePrefix(&line, " ")) {
+      double value = 0;
+      if (line == "+Inf") return 1.0 / 0.0;
+      if (absl::SimpleAtod(line, &value)) return value;
+    }
+  }
+  return std::nullopt;
+}
+
 // Lines of `text` that contain every one of `parts`.
 int CountLines(const std::string& text, const std::vector<std::string>& parts) {
   int count = 0;
@@ -68,6 +83,46 @@ int CountLines(const std::string& text, const std::vector<std::string>& parts) {
 }
 
 using ObservabilityE2eTest = TailgateE2eTest;
+
+TEST_F(ObservabilityE2eTest, ProcessSeriesAreThoseOfTheSidecar) {
+  AddReplica(Always(Body("ok")));
+  const double before_start =
+      absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  StartTailgate();
+  v1::ReadResponse response;
+  ASSERT_TRUE(Read("/x", &response).ok());
+  absl::StatusOr<HttpReply> metrics =
+      HttpGet(tailgate_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  const std::string& text = metrics->body;
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+
+  const std::optional<double> cpu = Sample(text, "process_cpu_seconds_total");
+  ASSERT_TRUE(cpu.has_value()) << text;
+  EXPECT_GE(*cpu, 0.0);
+  EXPECT_LT(*cpu, 60.0);
+  const std::optional<double> rss =
+      Sample(text, "process_resident_memory_bytes");
+  ASSERT_TRUE(rss.has_value()) << text;
+  EXPECT_GT(*rss, 1 << 20);
+  EXPECT_LT(*rss, 4.0 * (1 << 30));
+  const std::optional<double> start =
+      Sample(text, "process_start_time_seconds");
+  ASSERT_TRUE(start.has_value()) << text;
+  // Started by this test (clock ticks round it down to 10 ms).
+  EXPECT_GE(*start, before_start - 1);
+  EXPECT_LE(*start, now + 1);
+  const std::optional<double> open_fds = Sample(text, "process_open_fds");
+  const std::optional<double> max_fds = Sample(text, "process_max_fds");
+  ASSERT_TRUE(open_fds.has_value()) << text;
+  ASSERT_TRUE(max_fds.has_value()) << text;
+  // Its listeners, the engine's loop, the scrape's own connection...
+  EXPECT_GE(*open_fds, 8.0);
+  EXPECT_LT(*open_fds, *max_fds);
+  // The sidecar raises its soft limit to the hard one at start.
+  EXPECT_GE(*max_fds, 1024.0);
+  EXPECT_TRUE(Sample(text, "process_virtual_memory_bytes").has_value());
+}
 
 // A replica that refuses every connection, next to a healthy one, at 20
 // reads a second: its breaker cycles ejected -> probing -> ejected several
