@@ -334,11 +334,24 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
   return families;
 }
 
+MetricFamily BuildInfoFamily(const BuildInfo& build) {
+  MetricFamily family =
+      Family("tailgate_build_info",
+             "Always 1: the version (the VERSION file) and the commit "
+             "(\"unknown\" in an unstamped build) of this binary.",
+             MetricType::Gauge);
+  family.metric.push_back(
+      Gauge(1, {{"version", build.version}, {"commit", build.commit}}));
+  return family;
+}
+
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
                           const RejectionSnapshot& rejections,
-                          const ReloadSnapshot& reloads) {
+                          const ReloadSnapshot& reloads,
+                          const BuildInfo& build) {
   std::vector<MetricFamily> families =
       MetricFamilies(engine, rejections, reloads);
+  families.push_back(BuildInfoFamily(build));
   // Without /proc (not Linux, or not mounted) there are no process_*
   // series rather than wrong ones.
   if (absl::StatusOr<ProcessStats> process = ReadProcessStats(); process.ok()) {

@@ -55,6 +55,7 @@
 //   tailgate_give_up_seconds{upstream}        0 when giving up is off
 //   tailgate_give_up_fallbacks_total{upstream}
 // and, from RenderMetrics only, the process itself:
+//   tailgate_build_info{version,commit}       always 1
 //   process_cpu_seconds_total, process_resident_memory_bytes,
 //   process_virtual_memory_bytes, process_open_fds, process_max_fds,
 //   process_start_time_seconds                from /proc (process_metrics.h)
@@ -72,6 +73,7 @@
 #include "hedge/transport/engine.h"
 #include "prometheus/metric_family.h"
 #include "server/read/rejections.h"
+#include "server/version/build_info.h"
 
 namespace tailgate::server {
 
@@ -92,11 +94,15 @@ std::vector<prometheus::MetricFamily> MetricFamilies(
     const hedge::EngineSnapshot& engine, const RejectionSnapshot& rejections,
     const ReloadSnapshot& reloads = {});
 
+// tailgate_build_info{version,commit} 1.
+prometheus::MetricFamily BuildInfoFamily(const BuildInfo& build);
+
 // The text exposition (content type kMetricsContentType, version 0.0.4):
-// MetricFamilies and the process_* series.
+// MetricFamilies, tailgate_build_info and the process_* series.
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
                           const RejectionSnapshot& rejections,
-                          const ReloadSnapshot& reloads = {});
+                          const ReloadSnapshot& reloads = {},
+                          const BuildInfo& build = {});
 
 }  // namespace tailgate::server
 

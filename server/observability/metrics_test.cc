@@ -149,6 +149,7 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_cancelled_total", "counter"},
       {"tailgate_circuit_generation", "gauge"},
       {"tailgate_circuit_transitions_total", "counter"},
+      {"tailgate_build_info", "gauge"},
       {"process_cpu_seconds_total", "counter"},
       {"process_resident_memory_bytes", "gauge"},
       {"process_virtual_memory_bytes", "gauge"},
@@ -241,6 +242,15 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }
+}
+
+TEST(MetricsTest, BuildInfoIsOneSeriesOfValueOne) {
+  const std::string text =
+      RenderMetrics(Busy(), SomeRejections(), {}, {"1.2.3", "abc123"});
+  EXPECT_TRUE(HasLine(
+      text, "tailgate_build_info{version=\"1.2.3\",commit=\"abc123\"} 1"))
+      << text;
+  EXPECT_EQ(CountLines(text, "tailgate_build_info{"), 1) << text;
 }
 
 TEST(MetricsTest, ProcessSeriesArePresent) {

@@ -49,9 +49,10 @@ bool Failed(StartFailure& failure, std::string what, absl::Status status) {
 
 }  // namespace
 
-Sidecar::Sidecar(const ServerConfig& config,
+Sidecar::Sidecar(const ServerConfig& config, const BuildInfo& build,
                  const ConnectionLimits& connections, Logger& log)
     : config_(config),
+      build_(build),
       log_(log),
       connections_(connections),
       engine_log_(log),
@@ -72,10 +73,11 @@ Sidecar::Sidecar(const ServerConfig& config,
   grpc_quota_.SetMaxThreads(kMaxGrpcSyncThreads);
 }
 
-std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
+std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded,
+                                        const BuildInfo& build, Logger& log,
                                         StartFailure& failure) {
   const ServerConfig& config = loaded.config;
-  LogStart(log, config);
+  LogStart(log, config, build);
   uint64_t file_limit = 0;  // 0: unknown
   if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
     file_limit = files->soft;
@@ -99,14 +101,15 @@ std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
     Failed(failure, "file_limit", connections.status());
     return nullptr;
   }
-  std::unique_ptr<Sidecar> sidecar(new Sidecar(config, *connections, log));
+  std::unique_ptr<Sidecar> sidecar(
+      new Sidecar(config, build, *connections, log));
   if (!sidecar->StartLoop(failure) || !sidecar->StartEngine(failure)) {
     return nullptr;
   }
   sidecar->StartReload(loaded);
   sidecar->admin_service_.emplace(
       *sidecar->engine_, sidecar->rejections_,
-      [s = sidecar.get()] { return s->ReloadCounts(); });
+      [s = sidecar.get()] { return s->ReloadCounts(); }, build);
   if (!sidecar->StartListen(failure) || !sidecar->StartAdmin(failure) ||
       !sidecar->StartMetrics(failure) || !sidecar->StartHttpDoor(failure) ||
       !sidecar->StartReadDoor(failure)) {
@@ -234,7 +237,7 @@ bool Sidecar::StartMetrics(StartFailure& failure) {
       {.metrics =
            [this] {
              return RenderMetrics(engine_->Snapshot(), rejections_.Snapshot(),
-                                  ReloadCounts());
+                                  ReloadCounts(), build_);
            },
        .ready = [this] { return !gate_.draining(); },
        .live = [this] { return door_probe_->Check(); },

@@ -1,6 +1,7 @@
-// End-to-end: what the real binary tells an operator — the process_*
-// series, a dead replica's log volume under load, and the lookups of a
-// resolved name in the log.
+// End-to-end: what the real binary tells an operator — the version in the
+// start line and in /metrics (tailgate_build_info), the process_* series,
+// a dead replica's log volume under load, and the lookups of a resolved
+// name in the log.
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,9 +36,22 @@ namespace {
 using ::tailgate::server::testing::HttpGet;
 using ::tailgate::server::testing::HttpReply;
 
+std::string Runfile(const std::string& path) {
+  const char* runfiles = std::getenv("TEST_SRCDIR");
+  return absl::StrCat(runfiles != nullptr ? runfiles : ".", "/tailgate/", path);
+}
+
 std::string TestDir() {
   const char* dir = std::getenv("TEST_TMPDIR");
   return dir != nullptr ? dir : ".";
+}
+
+// The VERSION file at the repository root, trimmed.
+std::string VersionFile() {
+  std::ifstream file(Runfile("VERSION"));
+  std::stringstream text;
+  text << file.rdbuf();
+  return std::string(absl::StripAsciiWhitespace(text.str()));
 }
 
 // Replaced whole, as a writer that renames a new file over the old one.
@@ -83,6 +97,31 @@ int CountLines(const std::string& text, const std::vector<std::string>& parts) {
 }
 
 using ObservabilityE2eTest = TailgateE2eTest;
+
+TEST_F(ObservabilityE2eTest, StartLineAndBuildInfoCarryTheVersion) {
+  const std::string version = VersionFile();
+  ASSERT_FALSE(version.empty());
+  AddReplica(Always(Body("ok")));
+  StartTailgate();
+  const std::optional<std::string> start =
+      tailgate_->WaitForLine("event=start", kWait);
+  ASSERT_TRUE(start.has_value()) << tailgate_->stderr_text();
+  EXPECT_TRUE(absl::StrContains(
+      *start, absl::StrCat(" event=start version=", version, " commit=")))
+      << *start;
+  const std::string commit = Field(*start, "commit");
+  EXPECT_FALSE(commit.empty()) << *start;
+
+  absl::StatusOr<HttpReply> metrics =
+      HttpGet(tailgate_->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(Sample(metrics->body,
+                   absl::StrCat("tailgate_build_info{version=\"", version,
+                                "\",commit=\"", commit, "\"}")),
+            1.0)
+      << metrics->body;
+  EXPECT_EQ(CountLines(metrics->body, {"tailgate_build_info{"}), 1);
+}
 
 TEST_F(ObservabilityE2eTest, ProcessSeriesAreThoseOfTheSidecar) {
   AddReplica(Always(Body("ok")));
