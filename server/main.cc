@@ -4,7 +4,8 @@
 // Settings: flags and the --config file, each declared once in the .proto
 // files (server/config/schema); a bad value prints one line naming the
 // flag, or the file, line and field, and exits 2. --help prints every
-// flag as declared and exits 0.
+// flag as declared and exits 0; --version prints the version and commit
+// (server/version) and exits 0.
 //
 // Reload: with --config, SIGHUP and a change of the file (its directory is
 // watched) re-read it and apply its upstreams (server/config/config_reload.h).
@@ -34,6 +35,8 @@
 #include "server/observability/log.h"
 #include "server/process/termination_signals.h"
 #include "server/sidecar/sidecar.h"
+#include "server/version/build_info.h"
+#include "server/version/stamped_build_info.h"
 
 namespace tailgate::server {
 namespace {
@@ -56,13 +59,14 @@ bool WantsHelp(int argc, char** argv) {
   return false;
 }
 
-int Run(const LoadedConfig& loaded) {
+int Run(const LoadedConfig& loaded, const BuildInfo& build) {
   Logger log(loaded.config.log_format);
   // Before the first gRPC object: nothing a client sends reaches the log
   // unescaped, and the libraries' lines are rate-limited.
   RouteLibraryLogs(log);
   StartFailure failure;
-  std::unique_ptr<Sidecar> sidecar = Sidecar::Start(loaded, log, failure);
+  std::unique_ptr<Sidecar> sidecar =
+      Sidecar::Start(loaded, build, log, failure);
   if (sidecar == nullptr) {
     log.Error("fatal",
               {{"what", failure.what}, {"error", failure.status.message()}});
@@ -96,6 +100,10 @@ int main(int argc, char** argv) {
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::EndsWith(file, tailgate::server::kCommandLineFlagsFile);
   };
+  // --version: abseil prints this and exits 0.
+  usage.version_string = [] {
+    return tailgate::server::VersionText(tailgate::server::StampedBuildInfo());
+  };
   absl::SetFlagsUsageConfig(usage);
   // Which flags the command line names, before absl consumes argv.
   tailgate::server::OnCommandLine on_command_line =
@@ -114,5 +122,5 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
     return 2;
   }
-  return tailgate::server::Run(*loaded);
+  return tailgate::server::Run(*loaded, tailgate::server::StampedBuildInfo());
 }

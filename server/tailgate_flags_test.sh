@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the real binary with bad flags: each must exit 2 after printing one
-# line that names the flag, before binding anything.
+# line that names the flag, before binding anything. Then --help and
+# --version, which exit 0.
 set -u
 tailgate="$1"
+version_file="$2"
 failures=0
 
 # expect_line EXPECTED_LINE ARGS...
@@ -78,6 +80,27 @@ done
 # -help is the same; after "--" it is not a flag.
 if ! "$tailgate" -help >/dev/null 2>&1; then
   echo "FAIL: tailgate -help does not exit 0"
+  failures=$((failures + 1))
+fi
+
+# --version: the VERSION file's version and the commit (a hash, or
+# "unknown" in a build without --stamp), on stdout, exit 0, before any
+# other flag is checked (no --backends needed).
+want_version=$(tr -d ' \t\r\n' <"$version_file")
+out=$("$tailgate" --version 2>/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: tailgate --version: exit $rc, want 0"
+  failures=$((failures + 1))
+fi
+if ! grep -q -x -E -e "tailgate ${want_version//./\\.} \(commit ([0-9a-f]{40}(-dirty)?|unknown)\)" \
+    <<<"$out"; then
+  echo "FAIL: tailgate --version printed: $out"
+  echo "  want: tailgate $want_version (commit HASH or unknown)"
+  failures=$((failures + 1))
+fi
+if grep -q NDEBUG <<<"$out"; then
+  echo "FAIL: tailgate --version prints abseil's build mode: $out"
   failures=$((failures + 1))
 fi
 

@@ -118,8 +118,18 @@ struct EngineResponse {
 
 using ReadCallback = absl::AnyInvocable<void(absl::StatusOr<EngineResponse>)>;
 
-// Lifecycle events worth a log line. Called on the loop thread; must not
-// block.
+// One lookup of a `resolve` replica's name (hedge/discovery), as the
+// engine took it.
+struct NameLookup {
+  // OK, or why the lookup failed or found no address (then `addresses`
+  // are the last good ones, kept).
+  absl::Status status;
+  // The name's addresses in force after the lookup, sorted; empty before
+  // its first good answer.
+  std::vector<std::string> addresses;
+};
+
+// Lifecycle events worth a log line. Must not block.
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
@@ -128,6 +138,13 @@ class EngineObserver {
   virtual void OnCircuitTransition(const std::string& upstream,
                                    const std::string& replica,
                                    const CircuitTransition& transition) = 0;
+  // A name of `upstream` was looked up: every lookup, changed or not, on
+  // the thread that made it (the refresher; Create's or Reload's caller
+  // for a name new to the engine), after its answer is in force. Two
+  // lookups of one name on different threads may arrive out of order.
+  virtual void OnNameLookup(const std::string& /*upstream*/,
+                            const std::string& /*name*/,
+                            const NameLookup& /*lookup*/) {}
 };
 
 class Engine {

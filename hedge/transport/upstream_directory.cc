@@ -2,9 +2,22 @@
 
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/time/clock.h"
 
 namespace tailgate::hedge::transport {
+namespace {
+
+// What a lookup says: an answer with no address failed as well.
+absl::Status LookupStatus(
+    const absl::StatusOr<std::vector<std::string>>& answer) {
+  if (answer.ok() && answer->empty()) {
+    return absl::NotFoundError("no address");
+  }
+  return answer.status();
+}
+
+}  // namespace
 
 UpstreamDirectory::UpstreamDirectory(const EngineConfig& engine, Clock& clock,
                                      EngineObserver* observer,
@@ -24,6 +37,7 @@ UpstreamDirectory::~UpstreamDirectory() {
 }
 
 void UpstreamDirectory::Replace(const std::vector<UpstreamConfig>& upstreams) {
+  std::vector<Looked> looked;
   {
     MutexLock lock(&update_mu_);
     sources_ = upstreams;
@@ -41,7 +55,12 @@ void UpstreamDirectory::Replace(const std::vector<UpstreamConfig>& upstreams) {
       // New names now, so that their upstream comes with its replicas.
       for (const std::string& host : hosts) {
         if (tracked.Addresses(host).empty()) {
-          tracked.Record(host, resolver_.Resolve(host), clock_.Now());
+          absl::StatusOr<std::vector<std::string>> answer =
+              resolver_.Resolve(host);
+          tracked.Record(host, answer, clock_.Now());
+          looked.push_back({upstream.name,
+                            host,
+                            {LookupStatus(answer), tracked.Addresses(host)}});
         }
       }
     }
@@ -54,6 +73,7 @@ void UpstreamDirectory::Replace(const std::vector<UpstreamConfig>& upstreams) {
     }
     Publish();
   }
+  Tell(looked);
   {
     MutexLock lock(&wake_mu_);
     kicked_ = true;
@@ -79,13 +99,23 @@ void UpstreamDirectory::Publish() {
 
 bool UpstreamDirectory::Record(
     const std::string& upstream, const std::string& host,
-    const absl::StatusOr<std::vector<std::string>>& answer) {
+    const absl::StatusOr<std::vector<std::string>>& answer,
+    std::vector<Looked>& looked) {
   auto it = names_.find(upstream);
   if (it == names_.end()) return false;  // gone with a Replace meanwhile
   const bool changed = it->second.Record(host, answer, clock_.Now());
+  looked.push_back(
+      {upstream, host, {LookupStatus(answer), it->second.Addresses(host)}});
   MutexLock lock(&current_mu_);
   dns_failures_[upstream] = it->second.failures();
   return changed;
+}
+
+void UpstreamDirectory::Tell(const std::vector<Looked>& looked) const {
+  if (observer_ == nullptr) return;
+  for (const Looked& one : looked) {
+    observer_->OnNameLookup(one.upstream, one.host, one.lookup);
+  }
 }
 
 bool UpstreamDirectory::RefreshDue() {
@@ -106,12 +136,16 @@ bool UpstreamDirectory::RefreshDue() {
   for (const auto& [upstream, host] : due) {
     answers.push_back(resolver_.Resolve(host));
   }
-  MutexLock lock(&update_mu_);
+  std::vector<Looked> looked;
   bool changed = false;
-  for (size_t i = 0; i < due.size(); ++i) {
-    changed |= Record(due[i].first, due[i].second, answers[i]);
+  {
+    MutexLock lock(&update_mu_);
+    for (size_t i = 0; i < due.size(); ++i) {
+      changed |= Record(due[i].first, due[i].second, answers[i], looked);
+    }
+    if (changed) Publish();
   }
-  if (changed) Publish();
+  Tell(looked);
   return changed;
 }
 

@@ -15,11 +15,15 @@
 // looked up by Replace itself, before it publishes, so a new upstream
 // never appears without its replicas when its names resolve.
 //
+// Every lookup is told to the observer (EngineObserver::OnNameLookup)
+// after update_mu_ is released, on the thread that made it.
+//
 // Thread safety: Find, Current and AddTo are safe from any thread and
 // never wait for a lookup (current_mu_ is held only to copy a pointer or a
 // counter). Replace blocks its caller for the lookups of new names and is
 // serialised with the refresher by update_mu_. Lock order: update_mu_
-// before current_mu_; wake_mu_ is never held with either.
+// before current_mu_; wake_mu_ is never held with either. The observer is
+// called with none held.
 
 #ifndef TAILGATE_HEDGE_TRANSPORT_UPSTREAM_DIRECTORY_H_
 #define TAILGATE_HEDGE_TRANSPORT_UPSTREAM_DIRECTORY_H_
@@ -84,11 +88,22 @@ class UpstreamDirectory {
   // Builds and publishes the generation of sources_ and names_ now.
   void Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(update_mu_)
       ABSL_LOCKS_EXCLUDED(current_mu_);
-  // Records `answer` for `host` of `upstream`; true if its addresses
-  // changed.
+  // A lookup to tell the observer of, once update_mu_ is released.
+  struct Looked {
+    std::string upstream;
+    std::string host;
+    NameLookup lookup;
+  };
+  // Records `answer` for `host` of `upstream` and appends the lookup to
+  // `looked`; true if its addresses changed.
   bool Record(const std::string& upstream, const std::string& host,
-              const absl::StatusOr<std::vector<std::string>>& answer)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(update_mu_) ABSL_LOCKS_EXCLUDED(current_mu_);
+              const absl::StatusOr<std::vector<std::string>>& answer,
+              std::vector<Looked>& looked)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(update_mu_)
+          ABSL_LOCKS_EXCLUDED(current_mu_);
+  // Tells the observer of `looked`, in order.
+  void Tell(const std::vector<Looked>& looked) const
+      ABSL_LOCKS_EXCLUDED(update_mu_);
   void RefresherLoop() ABSL_LOCKS_EXCLUDED(wake_mu_);
 
   // Constant after construction.

@@ -147,8 +147,12 @@ void FillStats(const hedge::EngineSnapshot& engine,
 
 AdminService::AdminService(const hedge::Engine& engine,
                            const Rejections& rejections,
-                           std::function<ReloadSnapshot()> reloads)
-    : engine_(engine), rejections_(rejections), reloads_(std::move(reloads)) {}
+                           std::function<ReloadSnapshot()> reloads,
+                           BuildInfo build)
+    : engine_(engine),
+      rejections_(rejections),
+      reloads_(std::move(reloads)),
+      build_(std::move(build)) {}
 
 grpc::ServerUnaryReactor* AdminService::GetStats(
     grpc::CallbackServerContext* context,
@@ -162,8 +166,8 @@ grpc::ServerUnaryReactor* AdminService::GetMetrics(
     const v1::GetMetricsRequest* /*request*/,
     v1::GetMetricsResponse* response) {
   response->set_content_type(kMetricsContentType);
-  response->set_text(
-      RenderMetrics(engine_.Snapshot(), rejections_.Snapshot(), Reloads()));
+  response->set_text(RenderMetrics(engine_.Snapshot(), rejections_.Snapshot(),
+                                   Reloads(), build_));
   return FinishOk(context);
 }
 

@@ -22,15 +22,18 @@
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/observability/metrics.h"
 #include "server/read/rejections.h"
+#include "server/version/build_info.h"
 
 namespace tailgate::server {
 
 class AdminService final : public v1::Admin::CallbackService {
  public:
   // `reloads` (may be empty: none counted) gives the configuration
-  // reload counts; called from gRPC threads.
+  // reload counts; called from gRPC threads. `build` is what
+  // tailgate_build_info says.
   AdminService(const hedge::Engine& engine, const Rejections& rejections,
-               std::function<ReloadSnapshot()> reloads = nullptr);
+               std::function<ReloadSnapshot()> reloads = nullptr,
+               BuildInfo build = {});
 
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest* request,
@@ -45,6 +48,7 @@ class AdminService final : public v1::Admin::CallbackService {
   const hedge::Engine& engine_;
   const Rejections& rejections_;
   const std::function<ReloadSnapshot()> reloads_;
+  const BuildInfo build_;
 
   ReloadSnapshot Reloads() const {
     return reloads_ ? reloads_() : ReloadSnapshot();

@@ -22,8 +22,6 @@ void CircuitLog::OnCircuitTransition(
     decision = Decide({upstream, replica}, transition, now);
   }
   const Outage& outage = decision.outage;
-  // "" is the default replica set, the only one the flags configure.
-  const std::string set = upstream.empty() ? "default" : upstream;
   const char* from = hedge::ReplicaStateName(transition.from);
   const char* to = hedge::ReplicaStateName(transition.to);
   switch (decision.line) {
@@ -31,7 +29,7 @@ void CircuitLog::OnCircuitTransition(
       return;
     case Line::kEjected:
       log_.Warn("replica_state",
-                {{"upstream", set},
+                {{"upstream", upstream},
                  {"replica", replica},
                  {"from", from},
                  {"to", to},
@@ -42,7 +40,7 @@ void CircuitLog::OnCircuitTransition(
     case Line::kStillEjected:
       // A reminder is only due once `since` is known (Decide).
       log_.Warn("replica_still_ejected",
-                {{"upstream", set},
+                {{"upstream", upstream},
                  {"replica", replica},
                  {"probes_failed", outage.probes_failed},
                  {"for", Rounded(now - outage.since.value_or(now))},
@@ -51,7 +49,7 @@ void CircuitLog::OnCircuitTransition(
       return;
     case Line::kServing:
       if (outage.since.has_value()) {
-        log_.Info("replica_state", {{"upstream", set},
+        log_.Info("replica_state", {{"upstream", upstream},
                                     {"replica", replica},
                                     {"from", from},
                                     {"to", to},
@@ -59,7 +57,7 @@ void CircuitLog::OnCircuitTransition(
                                     {"probes_failed", outage.probes_failed},
                                     {"generation", transition.generation}});
       } else {
-        log_.Info("replica_state", {{"upstream", set},
+        log_.Info("replica_state", {{"upstream", upstream},
                                     {"replica", replica},
                                     {"from", from},
                                     {"to", to},

@@ -4,19 +4,20 @@
 // is back, and while it stays out, at most one reminder per
 // kReminderInterval:
 //
-//   level=warn event=replica_state upstream=default
+//   level=warn event=replica_state upstream=""
 //     replica=http://10.0.0.7:8080 from=serving to=ejected
 //     reason=consecutive ejected_for=1s generation=3
-//   level=warn event=replica_still_ejected upstream=default
+//   level=warn event=replica_still_ejected upstream=""
 //     replica=http://10.0.0.7:8080 probes_failed=6 for=1m4.5s
 //     ejected_for=10s generation=15
-//   level=info event=replica_state upstream=default
+//   level=info event=replica_state upstream=""
 //     replica=http://10.0.0.7:8080 from=probing to=serving for=1m12.1s
 //     probes_failed=7 generation=18
-// (one line each). `reason` is consecutive or failure_rate; `ejected_for`
-// is the length of the ejection just begun (or in force, in a reminder);
-// `for` is how long the replica has been out of service; `probes_failed`
-// counts the failed probes since it left.
+// (one line each). `upstream` is the replica set's name, "" for the
+// default set, as in the metrics' labels. `reason` is consecutive or
+// failure_rate; `ejected_for` is the length of the ejection just begun (or in
+// force, in a reminder); `for` is how long the replica has been out of service;
+// `probes_failed` counts the failed probes since it left.
 //
 // Why not a line per transition: a replica that stays dead cycles
 // ejected -> probing -> ejected (reason=probe) every ejection time, and a

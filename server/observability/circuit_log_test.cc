@@ -85,7 +85,7 @@ class CircuitLogTest : public ::testing::Test {
 TEST_F(CircuitLogTest, EjectionIsAWarningAndTheReturnAnInfoLine) {
   Report(Eject(3, EjectReason::kConsecutive));
   EXPECT_THAT(Lines(),
-              ElementsAre("level=warn event=replica_state upstream=default "
+              ElementsAre("level=warn event=replica_state upstream=\"\" "
                           "replica=http://a:8001 from=serving to=ejected "
                           "reason=consecutive ejected_for=1s generation=3"));
   clock_.Advance(absl::Seconds(1));
@@ -94,7 +94,7 @@ TEST_F(CircuitLogTest, EjectionIsAWarningAndTheReturnAnInfoLine) {
   clock_.Advance(absl::Milliseconds(250));
   Report(Serving(5));
   EXPECT_THAT(Lines(),
-              ElementsAre("level=info event=replica_state upstream=default "
+              ElementsAre("level=info event=replica_state upstream=\"\" "
                           "replica=http://a:8001 from=probing to=serving "
                           "for=1.25s probes_failed=0 generation=5"));
 }
@@ -126,20 +126,20 @@ TEST_F(CircuitLogTest, ADeadReplicaGetsAReminderAMinuteNotALinePerProbe) {
   }
   EXPECT_THAT(
       reminders,
-      ElementsAre("level=warn event=replica_still_ejected upstream=default "
+      ElementsAre("level=warn event=replica_still_ejected upstream=\"\" "
                   "replica=http://a:8001 probes_failed=6 for=1m "
                   "ejected_for=10s generation=13",
-                  "level=warn event=replica_still_ejected upstream=default "
+                  "level=warn event=replica_still_ejected upstream=\"\" "
                   "replica=http://a:8001 probes_failed=12 for=2m "
                   "ejected_for=10s generation=25",
-                  "level=warn event=replica_still_ejected upstream=default "
+                  "level=warn event=replica_still_ejected upstream=\"\" "
                   "replica=http://a:8001 probes_failed=18 for=3m "
                   "ejected_for=10s generation=37"));
   clock_.Advance(absl::Seconds(10));
   Report(Probing(++generation));
   Report(Serving(++generation));
   EXPECT_THAT(Lines(),
-              ElementsAre("level=info event=replica_state upstream=default "
+              ElementsAre("level=info event=replica_state upstream=\"\" "
                           "replica=http://a:8001 from=probing to=serving "
                           "for=3m20s probes_failed=19 generation=41"));
 }
@@ -155,7 +155,7 @@ TEST_F(CircuitLogTest, EachReplicaHasItsOwnReminderClock) {
   Report(Probing(2), "", "http://b:1");
   Report(ProbeFailed(3, absl::Seconds(2)), "", "http://b:1");
   EXPECT_THAT(Lines(), ElementsAre("level=warn event=replica_still_ejected "
-                                   "upstream=default replica=http://a:1 "
+                                   "upstream=\"\" replica=http://a:1 "
                                    "probes_failed=1 for=1m1s ejected_for=2s "
                                    "generation=3"));
 }
@@ -187,7 +187,7 @@ TEST_F(CircuitLogTest, GenerationOneStartsAfresh) {
   EXPECT_EQ(Lines().size(), 1u);
   Report(Eject(1, EjectReason::kConsecutive));
   EXPECT_THAT(Lines(),
-              ElementsAre("level=warn event=replica_state upstream=default "
+              ElementsAre("level=warn event=replica_state upstream=\"\" "
                           "replica=http://a:8001 from=serving to=ejected "
                           "reason=consecutive ejected_for=1s generation=1"));
 }
@@ -199,7 +199,7 @@ TEST_F(CircuitLogTest, AReplicaFirstHeardOfWhileOutHasNoDuration) {
   clock_.Advance(absl::Seconds(1));
   Report(Serving(9), "", "http://b:1");
   EXPECT_THAT(Lines(),
-              ElementsAre("level=info event=replica_state upstream=default "
+              ElementsAre("level=info event=replica_state upstream=\"\" "
                           "replica=http://b:1 from=probing to=serving "
                           "generation=9"));
 }
@@ -214,7 +214,7 @@ TEST_F(CircuitLogTest, ForgetsAReplicaNotHeardOfForLong) {
   const std::vector<std::string> lines = Lines();
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[2],
-            "level=info event=replica_state upstream=default "
+            "level=info event=replica_state upstream=\"\" "
             "replica=http://a:1 from=probing to=serving generation=3");
 }
 

@@ -8,6 +8,7 @@
 #include "prometheus/text_serializer.h"
 #include "server/observability/health_metrics.h"
 #include "server/observability/metric_builders.h"
+#include "server/observability/process_metrics.h"
 
 namespace tailgate::server {
 namespace {
@@ -228,8 +229,18 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
         return Gauge(CircuitStateValue(r.circuit.state), Replica(r));
       }));
   families.push_back(PerReplica(
+      "tailgate_circuit_transitions_total",
+      "Circuit transitions of the replica's breaker, by replica (from 0 "
+      "again when its breaker is replaced: it rejoined, or a reload changed "
+      "its circuit settings).",
+      MetricType::Counter, engine, [](const hedge::ReplicaSnapshot& r) {
+        return Counter(r.circuit.generation, Replica(r));
+      }));
+  // Deprecated for tailgate_circuit_transitions_total; kept through 0.3.x.
+  families.push_back(PerReplica(
       "tailgate_circuit_generation",
-      "Circuit transitions so far (the breaker's generation).",
+      "Deprecated: tailgate_circuit_transitions_total as a gauge (the "
+      "breaker's generation); removed after 0.3.",
       MetricType::Gauge, engine, [](const hedge::ReplicaSnapshot& r) {
         return Gauge(r.circuit.generation, Replica(r));
       }));
@@ -323,11 +334,32 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
   return families;
 }
 
+MetricFamily BuildInfoFamily(const BuildInfo& build) {
+  MetricFamily family =
+      Family("tailgate_build_info",
+             "Always 1: the version (the VERSION file) and the commit "
+             "(\"unknown\" in an unstamped build) of this binary.",
+             MetricType::Gauge);
+  family.metric.push_back(
+      Gauge(1, {{"version", build.version}, {"commit", build.commit}}));
+  return family;
+}
+
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
                           const RejectionSnapshot& rejections,
-                          const ReloadSnapshot& reloads) {
-  return prometheus::TextSerializer().Serialize(
-      MetricFamilies(engine, rejections, reloads));
+                          const ReloadSnapshot& reloads,
+                          const BuildInfo& build) {
+  std::vector<MetricFamily> families =
+      MetricFamilies(engine, rejections, reloads);
+  families.push_back(BuildInfoFamily(build));
+  // Without /proc (not Linux, or not mounted) there are no process_*
+  // series rather than wrong ones.
+  if (absl::StatusOr<ProcessStats> process = ReadProcessStats(); process.ok()) {
+    for (MetricFamily& family : ProcessFamilies(*process)) {
+      families.push_back(std::move(family));
+    }
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace tailgate::server

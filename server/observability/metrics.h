@@ -30,7 +30,9 @@
 //   tailgate_tenant_in_flight_requests      by tenant: the first 16 names
 //                                             seen, "" (none) and "other"
 //   tailgate_cancelled_total                  reads cancelled by the caller
-//   tailgate_circuit_generation{replica}
+//   tailgate_circuit_transitions_total{replica}
+//   tailgate_circuit_generation{replica}      the same as a gauge
+//                                             (deprecated)
 //   tailgate_replica_in_flight_attempts{replica}
 //   tailgate_config_reloads_total{result}     ok, rejected
 //   tailgate_dns_refresh_failures_total{upstream}
@@ -52,8 +54,14 @@
 // and each upstream's give-up point:
 //   tailgate_give_up_seconds{upstream}        0 when giving up is off
 //   tailgate_give_up_fallbacks_total{upstream}
+// and, from RenderMetrics only, the process itself:
+//   tailgate_build_info{version,commit}       always 1
+//   process_cpu_seconds_total, process_resident_memory_bytes,
+//   process_virtual_memory_bytes, process_open_fds, process_max_fds,
+//   process_start_time_seconds                from /proc (process_metrics.h)
 //
-// Thread safety: pure functions over snapshots; safe from any thread.
+// Thread safety: pure functions over snapshots (RenderMetrics also reads
+// /proc); safe from any thread.
 
 #ifndef TAILGATE_SERVER_OBSERVABILITY_METRICS_H_
 #define TAILGATE_SERVER_OBSERVABILITY_METRICS_H_
@@ -65,6 +73,7 @@
 #include "hedge/transport/engine.h"
 #include "prometheus/metric_family.h"
 #include "server/read/rejections.h"
+#include "server/version/build_info.h"
 
 namespace tailgate::server {
 
@@ -85,10 +94,15 @@ std::vector<prometheus::MetricFamily> MetricFamilies(
     const hedge::EngineSnapshot& engine, const RejectionSnapshot& rejections,
     const ReloadSnapshot& reloads = {});
 
-// The text exposition (content type kMetricsContentType, version 0.0.4).
+// tailgate_build_info{version,commit} 1.
+prometheus::MetricFamily BuildInfoFamily(const BuildInfo& build);
+
+// The text exposition (content type kMetricsContentType, version 0.0.4):
+// MetricFamilies, tailgate_build_info and the process_* series.
 std::string RenderMetrics(const hedge::EngineSnapshot& engine,
                           const RejectionSnapshot& rejections,
-                          const ReloadSnapshot& reloads = {});
+                          const ReloadSnapshot& reloads = {},
+                          const BuildInfo& build = {});
 
 }  // namespace tailgate::server
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "hedge/latency_histogram.h"
 
@@ -101,6 +102,15 @@ int Promtool(const std::string& text, std::string& output) {
   return WEXITSTATUS(pclose(pipe));
 }
 
+// Lines of `text` that start with `prefix`.
+int CountLines(const std::string& text, absl::string_view prefix) {
+  int count = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, prefix)) ++count;
+  }
+  return count;
+}
+
 bool HasLine(const std::string& text, absl::string_view line) {
   return absl::StrContains(absl::StrCat("\n", text),
                            absl::StrCat("\n", line, "\n"));
@@ -138,6 +148,14 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_hedges_skipped_total", "counter"},
       {"tailgate_cancelled_total", "counter"},
       {"tailgate_circuit_generation", "gauge"},
+      {"tailgate_circuit_transitions_total", "counter"},
+      {"tailgate_build_info", "gauge"},
+      {"process_cpu_seconds_total", "counter"},
+      {"process_resident_memory_bytes", "gauge"},
+      {"process_virtual_memory_bytes", "gauge"},
+      {"process_start_time_seconds", "gauge"},
+      {"process_open_fds", "gauge"},
+      {"process_max_fds", "gauge"},
       {"tailgate_replica_in_flight_attempts", "gauge"},
       {"tailgate_preconnects_total", "counter"},
       {"tailgate_preconnected_idle", "gauge"},
@@ -175,7 +193,8 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_rejected_total{reason=\"overloaded\"} 4",
            "tailgate_attempts_total{upstream=\"\",replica=\"http://"
            "a:8001\",kind=\"primary\"} 8",
-           "tailgate_attempts_total{upstream=\"\",replica=\"http://a:8001\",kind=\"hedge\"} "
+           "tailgate_attempts_total{upstream=\"\",replica=\"http://"
+           "a:8001\",kind=\"hedge\"} "
            "1",
            "tailgate_attempts_total{upstream=\"\",replica=\"http://"
            "a:8001\",kind=\"fallback\"} 0",
@@ -197,16 +216,24 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_tenant_hedges_total{tenant=\"team-a\"} 2",
            "tailgate_tenant_hedge_wins_total{tenant=\"team-a\"} 1",
            "tailgate_tenant_in_flight_requests{tenant=\"team-a\"} 1",
-           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://a:8001\"} 6",
-           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://b:8002\"} 0",
+           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://"
+           "a:8001\"} 6",
+           "tailgate_backend_failures_total{upstream=\"\",replica=\"http://"
+           "b:8002\"} 0",
            "tailgate_in_flight_requests 2",
            "tailgate_in_flight_attempts 3",
-           "tailgate_replica_in_flight_attempts{upstream=\"\",replica=\"http://a:8001\"} 1",
+           "tailgate_replica_in_flight_attempts{upstream=\"\",replica=\"http://"
+           "a:8001\"} 1",
            "tailgate_amplification_ratio 1.2",
            "tailgate_hedge_credits 1.5",
            "tailgate_circuit_state{upstream=\"\",replica=\"http://a:8001\"} 1",
            "tailgate_circuit_state{upstream=\"\",replica=\"http://b:8002\"} 2",
-           "tailgate_circuit_generation{upstream=\"\",replica=\"http://b:8002\"} 4",
+           "tailgate_circuit_generation{upstream=\"\",replica=\"http://"
+           "b:8002\"} 4",
+           "tailgate_circuit_transitions_total{upstream=\"\",replica=\"http://"
+           "a:8001\"} 3",
+           "tailgate_circuit_transitions_total{upstream=\"\",replica=\"http://"
+           "b:8002\"} 4",
            "tailgate_preconnects_total{event=\"opened\"} 21",
            "tailgate_preconnects_total{event=\"used\"} 17",
            "tailgate_preconnects_total{event=\"discarded\"} 3",
@@ -214,6 +241,25 @@ TEST(MetricsTest, CountersAndGaugesCarryTheSnapshot) {
            "tailgate_timer_spin_seconds_total 0.25",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
+TEST(MetricsTest, BuildInfoIsOneSeriesOfValueOne) {
+  const std::string text =
+      RenderMetrics(Busy(), SomeRejections(), {}, {"1.2.3", "abc123"});
+  EXPECT_TRUE(HasLine(
+      text, "tailgate_build_info{version=\"1.2.3\",commit=\"abc123\"} 1"))
+      << text;
+  EXPECT_EQ(CountLines(text, "tailgate_build_info{"), 1) << text;
+}
+
+TEST(MetricsTest, ProcessSeriesArePresent) {
+  const std::string text = RenderMetrics(Busy(), SomeRejections());
+  for (const char* name :
+       {"process_cpu_seconds_total ", "process_resident_memory_bytes ",
+        "process_virtual_memory_bytes ", "process_start_time_seconds ",
+        "process_open_fds ", "process_max_fds "}) {
+    EXPECT_EQ(CountLines(text, name), 1) << name << "\nin:\n" << text;
   }
 }
 

@@ -50,12 +50,13 @@ bool Failed(StartFailure& failure, std::string what, absl::Status status) {
 
 }  // namespace
 
-Sidecar::Sidecar(const ServerConfig& config,
+Sidecar::Sidecar(const ServerConfig& config, const BuildInfo& build,
                  const ConnectionLimits& connections, Logger& log)
     : config_(config),
+      build_(build),
       log_(log),
       connections_(connections),
-      circuit_log_(log),
+      engine_log_(log),
       response_memory_(config.engine.admission.max_requests,
                        config.max_buffered_bytes,
                        config.engine.max_response_bytes),
@@ -73,10 +74,11 @@ Sidecar::Sidecar(const ServerConfig& config,
   grpc_quota_.SetMaxThreads(kMaxGrpcSyncThreads);
 }
 
-std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
+std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded,
+                                        const BuildInfo& build, Logger& log,
                                         StartFailure& failure) {
   const ServerConfig& config = loaded.config;
-  LogStart(log, config);
+  LogStart(log, config, build);
   uint64_t file_limit = 0;  // 0: unknown
   if (absl::StatusOr<FileLimit> files = RaiseFileLimit(); files.ok()) {
     file_limit = files->soft;
@@ -100,14 +102,15 @@ std::unique_ptr<Sidecar> Sidecar::Start(const LoadedConfig& loaded, Logger& log,
     Failed(failure, "file_limit", connections.status());
     return nullptr;
   }
-  std::unique_ptr<Sidecar> sidecar(new Sidecar(config, *connections, log));
+  std::unique_ptr<Sidecar> sidecar(
+      new Sidecar(config, build, *connections, log));
   if (!sidecar->StartLoop(failure) || !sidecar->StartEngine(failure)) {
     return nullptr;
   }
   sidecar->StartReload(loaded);
   sidecar->admin_service_.emplace(
       *sidecar->engine_, sidecar->rejections_,
-      [s = sidecar.get()] { return s->ReloadCounts(); });
+      [s = sidecar.get()] { return s->ReloadCounts(); }, build);
   if (!sidecar->StartListen(failure) || !sidecar->StartAdmin(failure) ||
       !sidecar->StartMetrics(failure) || !sidecar->StartHttpDoor(failure) ||
       !sidecar->StartReadDoor(failure)) {
@@ -127,7 +130,7 @@ bool Sidecar::StartLoop(StartFailure& failure) {
 bool Sidecar::StartEngine(StartFailure& failure) {
   resolver_ = MakeResolver(log_);
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine = hedge::Engine::Create(
-      config_.engine, *loop_, &circuit_log_, resolver_.get());
+      config_.engine, *loop_, &engine_log_, resolver_.get());
   if (!engine.ok()) return Failed(failure, "engine", engine.status());
   engine_ = *std::move(engine);
   // The loop thread has started with the process's own policy; gRPC and
@@ -235,7 +238,7 @@ bool Sidecar::StartMetrics(StartFailure& failure) {
       {.metrics =
            [this] {
              return RenderMetrics(engine_->Snapshot(), rejections_.Snapshot(),
-                                  ReloadCounts());
+                                  ReloadCounts(), build_);
            },
        .ready = [this] { return !gate_.draining(); },
        .live =

@@ -54,7 +54,7 @@
 #include "server/grpc/grpc_server.h"
 #include "server/grpc/read_service.h"
 #include "server/http_door/http_door.h"
-#include "server/observability/circuit_log.h"
+#include "server/observability/engine_log.h"
 #include "server/observability/http_endpoints.h"
 #include "server/observability/log.h"
 #include "server/process/idle_trim.h"
@@ -66,6 +66,7 @@
 #include "server/read_door/read_door.h"
 #include "server/services/serving_state.h"
 #include "server/sidecar/connection_limits.h"
+#include "server/version/build_info.h"
 
 namespace tailgate::server {
 
@@ -79,10 +80,12 @@ struct StartFailure {
 class Sidecar {
  public:
   // Starts every part, in order, with `loaded.config` (LoadConfigAtStartUp;
-  // with --config, reloads start from `loaded`). `loaded` and `log` must
+  // with --config, reloads start from `loaded`); `build` is the version
+  // the start line and tailgate_build_info show. `loaded` and `log` must
   // outlive the sidecar. On failure, what had started is stopped again and
   // the failure names the part.
-  static std::unique_ptr<Sidecar> Start(const LoadedConfig& loaded, Logger& log,
+  static std::unique_ptr<Sidecar> Start(const LoadedConfig& loaded,
+                                        const BuildInfo& build, Logger& log,
                                         StartFailure& failure);
 
   Sidecar(const Sidecar&) = delete;
@@ -94,8 +97,8 @@ class Sidecar {
   void ServeUntilSignal();
 
  private:
-  Sidecar(const ServerConfig& config, const ConnectionLimits& connections,
-          Logger& log);
+  Sidecar(const ServerConfig& config, const BuildInfo& build,
+          const ConnectionLimits& connections, Logger& log);
 
   // Each starts one part; an error names the part in `failure`.
   bool StartLoop(StartFailure& failure);
@@ -116,10 +119,11 @@ class Sidecar {
 
   // Members in start-up order: destroyed in the reverse order.
   const ServerConfig& config_;
+  const BuildInfo build_;
   Logger& log_;
   StopLine stop_line_{log_};
   const ConnectionLimits connections_;
-  CircuitLog circuit_log_;
+  EngineLog engine_log_;
   std::unique_ptr<hedge::discovery::Resolver> resolver_;
   // The process's loop thread, lent to the engine and the doors.
   std::unique_ptr<hedge::transport::CurlLoop> loop_;

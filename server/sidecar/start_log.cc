@@ -36,11 +36,13 @@ std::string HedgeDelayText(const hedge::UpstreamConfig& upstream) {
 
 }  // namespace
 
-void LogStart(Logger& log, const ServerConfig& config) {
+void LogStart(Logger& log, const ServerConfig& config, const BuildInfo& build) {
   const hedge::UpstreamConfig& upstream = config.engine.upstreams[0];
   log.Info(
       "start",
-      {{"backends", Backends(upstream)},
+      {{"version", build.version},
+       {"commit", build.commit},
+       {"backends", Backends(upstream)},
        {"hedge_delay", HedgeDelayText(upstream)},
        {"hedge_fraction", upstream.budget.fraction},
        {"hedge_burst", upstream.budget.burst},

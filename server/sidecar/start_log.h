@@ -16,12 +16,14 @@
 #include "server/config/server_config.h"
 #include "server/net/accept_backoff.h"
 #include "server/observability/log.h"
+#include "server/version/build_info.h"
 
 namespace tailgate::server {
 
-// event=start, with the first replica set's policy (the only one without
-// --config); with more than one set, an event=upstream line for each.
-void LogStart(Logger& log, const ServerConfig& config);
+// event=start, with the version and commit of `build` first, then the
+// first replica set's policy (the only one without --config); with more
+// than one set, an event=upstream line for each.
+void LogStart(Logger& log, const ServerConfig& config, const BuildInfo& build);
 
 // One warning per pause of `listener` whose accept() failed.
 AcceptBackoff::Report AcceptFailureLog(const Logger& log,

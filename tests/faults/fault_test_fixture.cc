@@ -152,7 +152,7 @@ void FaultTest::ExpectNoReplicaDetails(const std::string& message) {
 void FaultTest::ExpectFirstEjectionLogged(const std::string& url) {
   EXPECT_TRUE(
       LoggedLine(absl::StrCat(
-                     "event=replica_state upstream=default replica=", url,
+                     "event=replica_state upstream=\"\" replica=", url,
                      " from=serving to=ejected reason=consecutive ejected_for=",
                      absl::FormatDuration(kCooldown), " generation=1"))
           .has_value())
@@ -300,9 +300,9 @@ void FaultTest::ExpectRecoveryByProbes(FaultyEndpoint& endpoint,
   EXPECT_LT(after.weight(), 1.0);  // ramping up
   ExpectNothingInFlight();
 
-  const std::optional<std::string> back = LoggedLine(absl::StrCat(
-      "event=replica_state upstream=default replica=", endpoint.url(),
-      " from=probing to=serving for="));
+  const std::optional<std::string> back = LoggedLine(
+      absl::StrCat("event=replica_state upstream=\"\" replica=", endpoint.url(),
+                   " from=probing to=serving for="));
   ASSERT_TRUE(back.has_value()) << tailgate_->stderr_text();
   EXPECT_TRUE(absl::StrContains(
       *back, absl::StrCat(" probes_failed=", after.probes_failed(),
