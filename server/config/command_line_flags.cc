@@ -36,6 +36,7 @@ TAILGATE_SETTING_FLAG(max_buffered_bytes);
 TAILGATE_SETTING_FLAG(max_streams_per_connection);
 TAILGATE_SETTING_FLAG(max_grpc_memory_bytes);
 TAILGATE_SETTING_FLAG(max_connections);
+TAILGATE_SETTING_FLAG(max_batch_reads);
 TAILGATE_SETTING_FLAG(send_timeout);
 TAILGATE_SETTING_FLAG(drain_timeout);
 TAILGATE_SETTING_FLAG(tenant_share);
@@ -94,6 +95,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
   flags.max_buffered_bytes = absl::GetFlag(FLAGS_max_buffered_bytes);
   flags.max_connections = absl::GetFlag(FLAGS_max_connections);
+  flags.max_batch_reads = absl::GetFlag(FLAGS_max_batch_reads);
   flags.send_timeout = absl::GetFlag(FLAGS_send_timeout);
   flags.preconnect = absl::GetFlag(FLAGS_preconnect);
   flags.timer_spin = absl::GetFlag(FLAGS_timer_spin);

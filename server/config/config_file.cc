@@ -46,6 +46,7 @@ constexpr std::pair<const char*, RawValue RawFlags::*> kNumberGlobals[] = {
     {"max_streams_per_connection", &RawFlags::max_streams_per_connection},
     {"max_grpc_memory_bytes", &RawFlags::max_grpc_memory_bytes},
     {"max_connections", &RawFlags::max_connections},
+    {"max_batch_reads", &RawFlags::max_batch_reads},
     {"tenant_share", &RawFlags::tenant_share},
 };
 

@@ -157,6 +157,10 @@ const std::pair<const char*, Differs> kCompare[] = {
      [](const ServerConfig& a, const ServerConfig& b) {
        return a.max_grpc_memory_bytes != b.max_grpc_memory_bytes;
      }},
+    {"max_batch_reads",
+     [](const ServerConfig& a, const ServerConfig& b) {
+       return a.max_batch_reads != b.max_batch_reads;
+     }},
     {"max_connections",
      [](const ServerConfig& a, const ServerConfig& b) {
        return a.max_connections != b.max_connections;

@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<ConfigFileWatch>> ConfigFileWatch::Start(
     std::function<void()> changed) {
   const int inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (inotify_fd < 0) {
-    return absl::InternalError(absl::StrCat("inotify_init1: ", strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("inotify_init1: ", strerror(errno)));
   }
   const std::string directory = DirectoryOf(path);
   if (inotify_add_watch(inotify_fd, directory.c_str(),
@@ -46,8 +47,8 @@ absl::StatusOr<std::unique_ptr<ConfigFileWatch>> ConfigFileWatch::Start(
       0) {
     const int error = errno;
     close(inotify_fd);
-    return absl::InternalError(absl::StrCat("watching \"", directory,
-                                            "\": ", strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("watching \"", directory, "\": ", strerror(error)));
   }
   const int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd < 0) {

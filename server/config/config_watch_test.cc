@@ -53,9 +53,9 @@ class ConfigWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* tmp = std::getenv("TEST_TMPDIR");
-    dir_ = absl::StrCat(tmp != nullptr ? tmp : ".", "/watch-",
-                        ::testing::UnitTest::GetInstance()->current_test_info()
-                            ->name());
+    dir_ = absl::StrCat(
+        tmp != nullptr ? tmp : ".", "/watch-",
+        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     mkdir(dir_.c_str(), 0700);
     path_ = dir_ + "/sidecar.textproto";
   }

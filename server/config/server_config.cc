@@ -107,6 +107,8 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
       Bounded(reader, "max_grpc_memory_bytes", flags.max_grpc_memory_bytes);
   config.max_connections = static_cast<int>(
       Bounded(reader, "max_connections", flags.max_connections));
+  config.max_batch_reads = static_cast<int>(
+      Bounded(reader, "max_batch_reads", flags.max_batch_reads));
   config.max_buffered_bytes =
       Bounded(reader, "max_buffered_bytes", flags.max_buffered_bytes);
   config.send_timeout = reader.Duration("send_timeout", flags.send_timeout);

@@ -102,6 +102,7 @@ struct RawFlags {
   RawValue max_response_bytes = SettingDefault("max_response_bytes");
   RawValue max_grpc_memory_bytes = SettingDefault("max_grpc_memory_bytes");
   RawValue max_connections = SettingDefault("max_connections");
+  RawValue max_batch_reads = SettingDefault("max_batch_reads");
   RawValue max_buffered_bytes = SettingDefault("max_buffered_bytes");
   std::string send_timeout = SettingDefault("send_timeout");
   RawValue failure_threshold = SettingDefault("failure_threshold");
@@ -154,6 +155,8 @@ struct ServerConfig {
   // leave descriptors for replica connections: SplitDescriptors in
   // server/sidecar/connection_limits.h).
   int max_connections = 4096;
+  // Reads one ReadMany call may carry.
+  int max_batch_reads = 1000;
   // Answers built and not yet sent to their clients, in bytes, at most
   // (ResponseMemory); at least engine.max_response_bytes.
   int64_t max_buffered_bytes = int64_t{64} << 20;

@@ -96,8 +96,13 @@ void ReadBatch::ClientGone() {
   // A cancelled read may complete inside ClientGone (never with the real
   // engine, whose cancels are queued): `drained` waits for the loop's end.
   cancelling_ = true;
-  for (Item& item : items_) {
-    if (item.state == State::kRunning) item.call->ClientGone();
+  for (size_t index = 0; index < items_.size(); ++index) {
+    Item& item = items_[index];
+    if (item.state == State::kRunning) {
+      item.call->ClientGone();
+    } else if (item.state == State::kReady) {
+      Sent(index);  // handed over, never to be sent: finished now
+    }
   }
   cancelling_ = false;
   MaybeDrained();

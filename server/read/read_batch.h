@@ -21,10 +21,11 @@
 // its answer's bytes back) and lets the next start.
 //
 // ClientGone (the call was cancelled, or its stream closed) cancels the
-// reads in flight and starts no more; from then on outcomes are not handed
-// to the door, and `drained` runs once no read is left with the engine
-// (at once if none is). Shutdown (the door stops) cancels the reads in
-// flight as shutting down (their items say UNAVAILABLE) and starts no more.
+// reads in flight, finishes those handed over and not sent, and starts no
+// more; from then on outcomes are not handed to the door, and `drained`
+// runs once no read is left with the engine (at once if none is). Shutdown (the
+// door stops) cancels the reads in flight as shutting down (their items say
+// UNAVAILABLE) and starts no more.
 //
 // Example (a door, on the engine's loop thread):
 //   auto batch = std::make_unique<ReadBatch>(

@@ -27,7 +27,7 @@ TEST(ResponseMemoryTest, HeldBytesNeverPassTheCap) {
   EXPECT_TRUE(memory.TryHold(60));
   EXPECT_FALSE(memory.TryHold(41));  // 101 > 100: dropped, nothing held
   EXPECT_EQ(memory.held_bytes(), 60);
-  EXPECT_TRUE(memory.TryHold(40));   // exactly at the cap
+  EXPECT_TRUE(memory.TryHold(40));  // exactly at the cap
   EXPECT_EQ(memory.held_bytes(), 100);
   // At the cap, new reads are refused at once.
   EXPECT_EQ(memory.TryAdmit(), Admission::kBufferFull);
@@ -57,7 +57,7 @@ TEST(ResponseMemoryTest, AdmitsOnlyWithRoomForOneMoreLargestAnswer) {
   ASSERT_EQ(memory.TryAdmit(), Admission::kAdmitted);
   EXPECT_TRUE(memory.TryHold(70));  // 30 left: room for one more
   EXPECT_EQ(memory.TryAdmit(), Admission::kAdmitted);
-  EXPECT_TRUE(memory.TryHold(1));   // 29 left: not enough
+  EXPECT_TRUE(memory.TryHold(1));  // 29 left: not enough
   EXPECT_EQ(memory.TryAdmit(), Admission::kBufferFull);
   memory.Done(1);
   EXPECT_EQ(memory.TryAdmit(), Admission::kAdmitted);

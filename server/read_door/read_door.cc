@@ -30,6 +30,11 @@ ReadDoor::Impl::Impl(const ReadDoorOptions& options, ReadCore& core,
           std::max(options.max_request_bytes / kConnectionShareDivisor,
                    kCallBytes + static_cast<int64_t>(kMessagePrefixBytes) +
                        options.max_message_bytes))),
+      batch_message_bytes_(
+          std::max(options.max_message_bytes,
+                   std::min(int64_t{options.max_batch_reads} << 10,
+                            connection_request_share_ - kCallBytes -
+                                static_cast<int64_t>(kMessagePrefixBytes)))),
       core_(core),
       loop_(loop) {}
 
@@ -90,7 +95,8 @@ absl::Status ReadDoor::Impl::Bind(event_base* base) {
     address_ = address_.WithPort(*port);
   }
   receive_sweep_ = evtimer_new(base_, &Impl::OnReceiveSweep, this);
-  if (receive_sweep_ == nullptr) {
+  free_later_ = evtimer_new(base_, &Impl::OnFreeLater, this);
+  if (receive_sweep_ == nullptr || free_later_ == nullptr) {
     close(*fd);
     return absl::ResourceExhaustedError("cannot set up the receive timer");
   }
@@ -139,10 +145,20 @@ void ReadDoor::Impl::BeginTeardown() {
       if (call->state == Call::State::kReading) call->read.Shutdown();
     }
   }
-  if (outstanding_ == 0) FinishTeardown();
+  for (Call* call : batches_) call->batch->reads->Shutdown();
+  MaybeFinishTeardown();
+}
+
+void ReadDoor::Impl::MaybeFinishTeardown() {
+  if (!teardown_finished_ && outstanding_ == 0 && !BatchReadsRunning()) {
+    FinishTeardown();
+  }
 }
 
 void ReadDoor::Impl::FinishTeardown() {
+  teardown_finished_ = true;
+  if (free_later_ != nullptr) event_free(free_later_);
+  free_later_ = nullptr;
   if (receive_sweep_ != nullptr) event_free(receive_sweep_);
   receive_sweep_ = nullptr;
   accept_backoff_.reset();
@@ -160,6 +176,7 @@ void ReadDoor::Impl::FinishTeardown() {
     }
     if (connections_.contains(connection)) Close(connection);
   }
+  FreeQueued();  // batch calls drained as their connections closed
   if (session_options_ != nullptr) nghttp2_option_del(session_options_);
   if (callbacks_ != nullptr) nghttp2_session_callbacks_del(callbacks_);
   session_options_ = nullptr;

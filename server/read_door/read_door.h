@@ -9,7 +9,8 @@
 // never changes thread, from the request's frames to the answer's: no
 // gRPC thread pool, completion queue or hand-over.
 //
-// It serves /tailgate.v1.HedgedRead/Read, unary, uncompressed. Given a
+// It serves /tailgate.v1.HedgedRead/Read, unary, and ReadMany (server
+// streaming: one item per read, in completion order), uncompressed. Given a
 // `serving_state` (it serves --listen so), it serves on the same session
 // what a gRPC server answers besides: grpc.health.v1.Health Check and
 // Watch ("" and tailgate.v1.HedgedRead, SERVING or NOT_SERVING as the
@@ -103,6 +104,10 @@ struct ReadDoorOptions {
   // Request messages received and not yet handed to the engine, over every
   // stream: main gives it --max_grpc_memory_bytes.
   int64_t max_request_bytes = int64_t{64} << 20;
+  // Reads one ReadMany call may carry (--max_batch_reads); its request
+  // message may be 1 KiB a read, at least max_message_bytes and at most a
+  // connection's share of max_request_bytes.
+  int max_batch_reads = 1000;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
   // A connection was closed at accept: `max_connections` were open, each

@@ -49,6 +49,10 @@ void ReadDoor::Impl::Start(Call* call) {
     Answer(call, call->refusal);
     return;
   }
+  if (call->batch != nullptr) {
+    StartBatch(call);
+    return;
+  }
   absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
   v1::ReadRequest request;
   const bool parsed =
@@ -75,7 +79,7 @@ void ReadDoor::Impl::Start(Call* call) {
         door_thread_.AssertOnOwner();
         --outstanding_;
         Deliver(call, std::move(outcome));
-        if (stopping_ && outstanding_ == 0) FinishTeardown();
+        if (stopping_) MaybeFinishTeardown();
       });
   if (refused.has_value()) {
     Answer(call, refused->status);
@@ -116,10 +120,7 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
                                 call->stream_id, NGHTTP2_INTERNAL_ERROR);
       return;
     }
-    if (!evtimer_pending(connection->send_timer, nullptr)) {
-      const timeval timeout = absl::ToTimeval(options_.send_timeout);
-      evtimer_add(connection->send_timer, &timeout);
-    }
+    ArmSendTimer(connection);
     return;
   }
   // Trailers only: one HEADERS frame that ends the stream.
@@ -127,6 +128,13 @@ void ReadDoor::Impl::Answer(Call* call, const absl::Status& status) {
                          call->http_status, status) != 0) {
     nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                               call->stream_id, NGHTTP2_INTERNAL_ERROR);
+  }
+}
+
+void ReadDoor::Impl::ArmSendTimer(Connection* connection) {
+  if (!evtimer_pending(connection->send_timer, nullptr)) {
+    const timeval timeout = absl::ToTimeval(options_.send_timeout);
+    evtimer_add(connection->send_timer, &timeout);
   }
 }
 
@@ -159,15 +167,18 @@ void ReadDoor::Impl::OnSendTimeout(evutil_socket_t, short, void* arg) noexcept {
   absl::Time next = absl::InfiniteFuture();
   for (Call* call : connection->calls) {
     if (call->state != Call::State::kAnswering) continue;
-    // A Read's answer, or a service's message being sent.
-    const absl::Time deadline = call->service != nullptr
-                                    ? call->service->send_deadline
-                                    : call->read.send_deadline();
+    // A Read's answer, a ReadMany item or a service's message being sent.
+    const absl::Time deadline =
+        call->service != nullptr ? call->service->send_deadline
+        : call->batch != nullptr ? call->batch->send_deadline
+                                 : call->read.send_deadline();
     if (deadline <= now) {
-      if (call->service == nullptr) {
-        call->read.DropUnsent();
-      } else {
+      if (call->service != nullptr) {
         call->service->send_deadline = absl::InfiniteFuture();
+      } else if (call->batch != nullptr) {
+        call->batch->send_deadline = absl::InfiniteFuture();
+      } else {
+        call->read.DropUnsent();
       }
       nghttp2_submit_rst_stream(connection->wire.session, NGHTTP2_FLAG_NONE,
                                 call->stream_id, NGHTTP2_CANCEL);
@@ -194,6 +205,10 @@ void ReadDoor::Impl::Detach(Call* call) {
     }
   }
   call->connection = nullptr;
+  if (call->batch != nullptr && call->batch->reads != nullptr) {
+    DetachBatch(call);
+    return;
+  }
   if (call->state != Call::State::kReading) {
     Free(call);
     return;

@@ -16,7 +16,8 @@
 //   - read_door_calls.cc: a call's admission, its engine read, its answer,
 //     and the send timeout;
 //   - read_door_services.cc: calls of the door's own services (health,
-//     reflection; service_call.h), when the door is given a serving state.
+//     reflection; service_call.h), when the door is given a serving state;
+//   - read_door_batches.cc: ReadMany calls (batch_call.h).
 //
 // Thread ownership: everything below runs on the engine's loop thread
 // (door_thread_, bound by Bind), and every callback asserts it; no lock,
@@ -54,6 +55,7 @@
 #include "server/net/listen_address.h"
 #include "server/net/loop_guest.h"
 #include "server/read/read_call.h"
+#include "server/read_door/batch_call.h"
 #include "server/read_door/frame_budget.h"
 #include "server/read_door/read_door.h"
 #include "server/read_door/read_response_wire.h"
@@ -166,6 +168,8 @@ class ReadDoor::Impl {
     size_t answer_sent = 0;
     // Set for a call of the door's own services (its :path is not Read).
     std::unique_ptr<ServiceCall> service;
+    // Set for a ReadMany call.
+    std::unique_ptr<BatchCall> batch;
   };
 
   // libevent callbacks (read_door_connections.cc); arg is the Connection.
@@ -275,6 +279,34 @@ class ReadDoor::Impl {
   bool RequestBytesFit(const Connection& connection, int64_t bytes) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
+  // ReadMany calls (read_door_batches.cc).
+  // The request has ended: refuse it, or start its batch and its answer.
+  void StartBatch(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The batch's read `index` is over: its item is queued.
+  void OnBatchItem(Call* call, size_t index, ReadOutcome outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The items of a batch (a data source), then OK trailers.
+  static ssize_t ReadBatchItems(nghttp2_session* session, int32_t stream_id,
+                                uint8_t* buffer, size_t length,
+                                uint32_t* data_flags,
+                                nghttp2_data_source* source,
+                                void* user_data) noexcept;
+  // The stream has closed: the batch's reads are cancelled; the call is
+  // freed once they are drained (FreeLater).
+  void DetachBatch(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Frees `call` on the next turn of the loop (never inside its batch's
+  // own callbacks).
+  void FreeLater(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void ScheduleFree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  static void OnFreeLater(evutil_socket_t, short, void* arg) noexcept;
+  void FreeQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Whether any batch has reads the engine has not completed.
+  bool BatchReadsRunning() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
+  // Arms the connection's send timer for --send_timeout, unless armed.
+  void ArmSendTimer(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+
   // Calls of the door's own services (read_door_services.cc).
   // Makes `call` one if the door serves them and `path` names one.
   bool MakeServiceCall(Call* call, absl::string_view path)
@@ -314,11 +346,15 @@ class ReadDoor::Impl {
 
   // Teardown (read_door.cc).
   void BeginTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Finishes the teardown once no read is left with the engine.
+  void MaybeFinishTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void FinishTeardown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Constant after Bind.
   const ReadDoorOptions options_;
   const int64_t connection_request_share_;
+  // The largest ReadMany request message.
+  const int64_t batch_message_bytes_;
   ReadCore& core_;
   hedge::EventLoop& loop_;
   event_base* base_ = nullptr;  // the engine's
@@ -349,6 +385,12 @@ class ReadDoor::Impl {
   uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
   uint64_t idle_closed_ ABSL_GUARDED_BY(door_thread_) = 0;
   event* receive_sweep_ ABSL_GUARDED_BY(door_thread_) = nullptr;
+  // ReadMany calls with a batch, until it is drained.
+  absl::flat_hash_set<Call*> batches_ ABSL_GUARDED_BY(door_thread_);
+  // Calls to free on the next turn of the loop (free_later_).
+  std::vector<Call*> to_free_ ABSL_GUARDED_BY(door_thread_);
+  event* free_later_ ABSL_GUARDED_BY(door_thread_) = nullptr;
+  bool teardown_finished_ ABSL_GUARDED_BY(door_thread_) = false;
 
   // Set on the loop thread once FinishTeardown has run; the destructor
   // waits for it.

@@ -24,6 +24,7 @@ namespace tailgate::server::read_door {
 namespace {
 
 constexpr absl::string_view kReadPath = "/tailgate.v1.HedgedRead/Read";
+constexpr absl::string_view kReadManyPath = "/tailgate.v1.HedgedRead/ReadMany";
 // What HPACK counts per header field on top of its name and value (RFC
 // 7541 section 4.1), as SETTINGS_MAX_HEADER_LIST_SIZE does.
 constexpr int64_t kHeaderFieldOverhead = 32;
@@ -108,8 +109,11 @@ int ReadDoor::Impl::OnHeader(nghttp2_session* session,
   const absl::string_view key = View(name, name_length);
   const absl::string_view text = View(value, value_length);
   if (key == ":path") {
-    // Read, a method of the door's own services, or nothing served here.
-    if (text != kReadPath && !self->MakeServiceCall(call, text)) {
+    // Read, ReadMany, a method of the door's own services, or nothing
+    // served here.
+    if (text == kReadManyPath) {
+      call->batch = std::make_unique<BatchCall>();
+    } else if (text != kReadPath && !self->MakeServiceCall(call, text)) {
       Refuse(call->refusal,
              absl::UnimplementedError(
                  absl::StrCat("method ", text, " is not served on this port")));
@@ -164,14 +168,16 @@ int ReadDoor::Impl::OnDataChunk(nghttp2_session* session, uint8_t,
       nghttp2_session_get_stream_user_data(session, stream_id));
   if (call == nullptr || !call->refusal.ok()) return 0;
   // A Read's message, or a service call's requests not answered yet: both
-  // bounded alike.
+  // bounded alike; a ReadMany request by its own limit.
+  const int64_t max_message = call->batch != nullptr
+                                  ? self->batch_message_bytes_
+                                  : self->options_.max_message_bytes;
   if (call->body.size() + length >
-      kMessagePrefixBytes +
-          static_cast<size_t>(self->options_.max_message_bytes)) {
+      kMessagePrefixBytes + static_cast<size_t>(max_message)) {
     self->ReleaseBody(call);
-    Refuse(call->refusal, absl::ResourceExhaustedError(absl::StrCat(
-                              "request message larger than ",
-                              self->options_.max_message_bytes, " bytes")));
+    Refuse(call->refusal,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "request message larger than ", max_message, " bytes")));
     return 0;
   }
   if (!self->RequestBytesFit(*connection, static_cast<int64_t>(length))) {

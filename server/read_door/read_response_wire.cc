@@ -24,6 +24,8 @@ constexpr uint32_t kAttempts = 1, kHedged = 2, kHedgeWon = 3, kReplica = 4,
                    kLatency = 5;
 // google.protobuf.Duration.
 constexpr uint32_t kSeconds = 1, kNanos = 2;
+// tailgate.v1.ReadManyItem.
+constexpr uint32_t kIndex = 1, kResponse = 2, kCode = 3, kMessage = 4;
 
 size_t VarintSize(uint64_t value) {
   size_t size = 1;
@@ -152,6 +154,34 @@ FramedReadResponse FrameReadResponse(hedge::EngineResponse response) {
   PutVarintField(kSeconds, Signed(latency_seconds), &tail);
   PutVarintField(kNanos, Signed(latency_nanos), &tail);
   PutMessagePrefix(static_cast<uint32_t>(framed.size() - kMessagePrefixBytes),
+                   head.data());
+  return framed;
+}
+
+FramedReadResponse FrameReadManyItem(uint32_t index,
+                                     hedge::EngineResponse response) {
+  FramedReadResponse framed = FrameReadResponse(std::move(response));
+  const size_t response_size = framed.size() - kMessagePrefixBytes;
+  // The ReadResponse becomes field 2 of the item, after its index.
+  std::string head(kMessagePrefixBytes, '\0');
+  PutVarintField(kIndex, index, &head);
+  PutMessageHeader(kResponse, response_size, &head);
+  head.append(framed.head, kMessagePrefixBytes, std::string::npos);
+  framed.head = std::move(head);
+  PutMessagePrefix(static_cast<uint32_t>(framed.size() - kMessagePrefixBytes),
+                   framed.head.data());
+  return framed;
+}
+
+FramedReadResponse FrameReadManyFailure(uint32_t index,
+                                        const absl::Status& status) {
+  FramedReadResponse framed;
+  std::string& head = framed.head;
+  head.assign(kMessagePrefixBytes, '\0');
+  PutVarintField(kIndex, index, &head);
+  PutVarintField(kCode, Signed(static_cast<int>(status.code())), &head);
+  PutBytesField(kMessage, std::string(status.message()), &head);
+  PutMessagePrefix(static_cast<uint32_t>(head.size() - kMessagePrefixBytes),
                    head.data());
   return framed;
 }

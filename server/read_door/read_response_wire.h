@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "hedge/transport/engine.h"
 
 namespace tailgate::server::read_door {
@@ -39,6 +40,14 @@ struct FramedReadResponse {
 
 // Frames `response` as one gRPC message; its body is moved, not copied.
 FramedReadResponse FrameReadResponse(hedge::EngineResponse response);
+
+// A tailgate.v1.ReadManyItem as one gRPC message: read `index` answered
+// with `response` (moved, as above), or failed with `status` (its code and
+// message).
+FramedReadResponse FrameReadManyItem(uint32_t index,
+                                     hedge::EngineResponse response);
+FramedReadResponse FrameReadManyFailure(uint32_t index,
+                                        const absl::Status& status);
 
 }  // namespace tailgate::server::read_door
 

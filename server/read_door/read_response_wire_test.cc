@@ -110,5 +110,46 @@ TEST(ReadResponseWireTest, NegativeValuesAsProtobufWritesThem) {
   ExpectSameAsTheMessage(response);
 }
 
+// The whole message of a framed item, without its prefix.
+std::string Message(const FramedReadResponse& framed) {
+  std::string wire(framed.size(), '?');
+  framed.CopyOut(0, reinterpret_cast<uint8_t*>(wire.data()), wire.size());
+  EXPECT_EQ(MessageLength(wire), wire.size() - kMessagePrefixBytes);
+  return wire.substr(kMessagePrefixBytes);
+}
+
+TEST(ReadResponseWireTest,
+     AReadManyItemWithAnAnswerIsTheMessageProtobufWrites) {
+  hedge::EngineResponse response;
+  response.status = 200;
+  response.headers = {{"etag", "\"7\""}};
+  response.body = std::string(300, 'b');
+  response.trace = {.attempts = 1, .replica = "http://r1"};
+  v1::ReadManyItem expected;
+  expected.set_index(977);
+  FillReadResponse(response, expected.mutable_response());
+  const std::string message = Message(FrameReadManyItem(977, response));
+  EXPECT_EQ(message, expected.SerializeAsString());
+  v1::ReadManyItem parsed;
+  ASSERT_TRUE(parsed.ParseFromString(message));
+  EXPECT_EQ(parsed.response().body(), response.body);
+}
+
+TEST(ReadResponseWireTest, AReadManyItemThatFailedCarriesItsCodeAndMessage) {
+  v1::ReadManyItem expected;
+  expected.set_index(3);
+  expected.set_code(5);
+  expected.set_message("no upstream named \"nope\"");
+  const std::string message = Message(FrameReadManyFailure(
+      3, absl::NotFoundError("no upstream named \"nope\"")));
+  EXPECT_EQ(message, expected.SerializeAsString());
+  // Index 0 is left out, as protobuf leaves out zeros.
+  v1::ReadManyItem first;
+  first.set_code(3);
+  first.set_message("bad");
+  EXPECT_EQ(Message(FrameReadManyFailure(0, absl::InvalidArgumentError("bad"))),
+            first.SerializeAsString());
+}
+
 }  // namespace
 }  // namespace tailgate::server::read_door

@@ -1,0 +1,191 @@
+// HedgedRead.ReadMany at the read door: the request (a ReadManyRequest)
+// becomes a ReadBatch (server/read/read_batch.h), whose items are framed
+// as ReadManyItem messages and sent in completion order on the call's
+// stream, then OK trailers. See batch_call.h for what a call may hold.
+//
+// A batch is never freed from inside its own callbacks: once its client
+// has gone and its reads are drained, the call is queued and freed on the
+// next turn of the loop (OnFreeLater), which also finishes a teardown that
+// waited for batches.
+
+#include <event2/event.h>
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "proto/tailgate/v1/tailgate.pb.h"
+#include "server/read/read_error.h"
+#include "server/read_door/batch_call.h"
+#include "server/read_door/grpc_response.h"
+#include "server/read_door/grpc_wire.h"
+#include "server/read_door/read_door_impl.h"
+
+namespace tailgate::server::read_door {
+
+void ReadDoor::Impl::StartBatch(Call* call) {
+  absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
+  v1::ReadManyRequest request;
+  const bool parsed =
+      message.ok() && request.ParseFromArray(message->data(),
+                                             static_cast<int>(message->size()));
+  ReleaseBody(call);
+  if (!message.ok()) {
+    Answer(call, message.status());
+    return;
+  }
+  if (!parsed) {
+    core_.CountRejection(RejectReason::kInvalidArgument);
+    Answer(call, absl::InvalidArgumentError("the request message is not a "
+                                            "tailgate.v1.ReadManyRequest"));
+    return;
+  }
+  if (request.reads_size() > options_.max_batch_reads) {
+    core_.CountRejection(RejectReason::kInvalidArgument);
+    Answer(call, absl::InvalidArgumentError(absl::StrCat(
+                     "reads: ", request.reads_size(),
+                     " reads in one ReadMany; at most ",
+                     options_.max_batch_reads, " (--max_batch_reads)")));
+    return;
+  }
+  if (core_.draining()) {
+    core_.CountRejection(RejectReason::kDraining);
+    Answer(call,
+           MakeReadError(ReadEnd::kDraining, "server is draining").status);
+    return;
+  }
+  const absl::Time deadline = call->timeout.has_value()
+                                  ? absl::Now() + *call->timeout
+                                  : absl::InfiniteFuture();
+  call->state = Call::State::kAnswering;
+  BatchCall& batch = *call->batch;
+  batch.reads = std::make_unique<ReadBatch>(
+      core_, std::move(request), deadline,
+      [this, call](size_t index, ReadOutcome outcome) {
+        door_thread_.AssertOnOwner();
+        OnBatchItem(call, index, std::move(outcome));
+      },
+      [this, call] {
+        door_thread_.AssertOnOwner();
+        FreeLater(call);
+      });
+  batches_.insert(call);
+  nghttp2_data_provider items;
+  items.source.ptr = call;
+  items.read_callback = &Impl::ReadBatchItems;
+  if (SubmitResponseHeaders(call->connection->wire.session, call->stream_id,
+                            items) != 0) {
+    nghttp2_submit_rst_stream(call->connection->wire.session, NGHTTP2_FLAG_NONE,
+                              call->stream_id, NGHTTP2_INTERNAL_ERROR);
+    return;  // the stream's close detaches the batch, not yet started
+  }
+  // Items of reads refused at once are queued inside; the caller flushes.
+  batch.sending = true;
+  batch.reads->Start();
+  batch.sending = false;
+}
+
+void ReadDoor::Impl::OnBatchItem(Call* call, size_t index,
+                                 ReadOutcome outcome) {
+  BatchCall& batch = *call->batch;
+  const auto wire_index = static_cast<uint32_t>(index);
+  FramedReadResponse message =
+      outcome.answer.has_value()
+          ? FrameReadManyItem(wire_index, *std::move(outcome.answer))
+          : FrameReadManyFailure(wire_index, outcome.error.status);
+  if (batch.items.empty()) {
+    batch.send_deadline = absl::Now() + options_.send_timeout;
+    ArmSendTimer(call->connection);
+  }
+  batch.items.push_back({index, std::move(message)});
+  if (stopping_) ScheduleFree();  // a teardown may be waiting for it
+  if (batch.sending) return;      // nghttp2 is taking items now, or will be
+  nghttp2_session_resume_data(call->connection->wire.session, call->stream_id);
+  Flush(call->connection);
+}
+
+ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
+                                       int32_t stream_id, uint8_t* buffer,
+                                       size_t length, uint32_t* data_flags,
+                                       nghttp2_data_source* source,
+                                       void* user_data) noexcept {
+  auto* connection = static_cast<Connection*>(user_data);
+  Impl* self = connection->door;
+  self->door_thread_.AssertOnOwner();
+  auto* call = static_cast<Call*>(source->ptr);
+  BatchCall& batch = *call->batch;
+  size_t copied = 0;
+  batch.sending = true;
+  while (copied < length && !batch.items.empty()) {
+    BatchCall::Item& item = batch.items.front();
+    const size_t n = item.message.CopyOut(batch.front_sent, buffer + copied,
+                                          length - copied);
+    copied += n;
+    batch.front_sent += n;
+    if (batch.front_sent < item.message.size()) break;
+    // Taken whole: the read is finished (its slot and bytes go back) and
+    // the next may start.
+    const size_t index = item.index;
+    batch.items.pop_front();
+    batch.front_sent = 0;
+    batch.send_deadline = batch.items.empty()
+                              ? absl::InfiniteFuture()
+                              : absl::Now() + self->options_.send_timeout;
+    batch.reads->Sent(index);
+  }
+  batch.sending = false;
+  if (copied > 0) return static_cast<ssize_t>(copied);
+  if (!batch.reads->done()) return NGHTTP2_ERR_DEFERRED;
+  *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+  if (SubmitTrailers(session, stream_id, absl::OkStatus()) != 0) {
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // resets the stream
+  }
+  return 0;
+}
+
+void ReadDoor::Impl::DetachBatch(Call* call) {
+  BatchCall& batch = *call->batch;
+  // Framed items go; their reads are finished by ClientGone.
+  batch.items.clear();
+  batch.send_deadline = absl::InfiniteFuture();
+  batch.reads->ClientGone();  // `drained` queues the call to be freed
+}
+
+void ReadDoor::Impl::FreeLater(Call* call) {
+  batches_.erase(call);
+  to_free_.push_back(call);
+  ScheduleFree();
+}
+
+void ReadDoor::Impl::ScheduleFree() {
+  if (free_later_ == nullptr) return;  // torn down: FinishTeardown frees
+  const timeval now{0, 0};
+  evtimer_add(free_later_, &now);
+}
+
+void ReadDoor::Impl::OnFreeLater(evutil_socket_t, short, void* arg) noexcept {
+  auto* self = static_cast<Impl*>(arg);
+  self->door_thread_.AssertOnOwner();
+  self->FreeQueued();
+  if (self->stopping_) self->MaybeFinishTeardown();
+}
+
+void ReadDoor::Impl::FreeQueued() {
+  std::vector<Call*> calls = std::move(to_free_);
+  to_free_.clear();
+  for (Call* call : calls) Free(call);
+}
+
+bool ReadDoor::Impl::BatchReadsRunning() const {
+  return std::any_of(batches_.begin(), batches_.end(), [](Call* call) {
+    return call->batch->reads->running() > 0;
+  });
+}
+
+}  // namespace tailgate::server::read_door
