@@ -90,6 +90,9 @@ class ReadCore {
   // A read a door refused for a reason of its own (a malformed request),
   // before any ReadCall.
   void CountRejection(RejectReason reason) { rejections_.Add(reason); }
+  // An answer a door dropped for a reason of its own (a connection over
+  // its share of --max_buffered_bytes).
+  void CountDropped(DropReason reason) { rejections_.AddDropped(reason); }
   bool draining() const { return gate_.draining(); }
   hedge::Engine& engine() const { return engine_; }
   const ReadCoreLimits& limits() const { return limits_; }

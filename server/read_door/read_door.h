@@ -108,6 +108,14 @@ struct ReadDoorOptions {
   // message may be 1 KiB a read, at least max_message_bytes and at most a
   // connection's share of max_request_bytes.
   int max_batch_reads = 1000;
+  // What one connection may hold, so that a client that does not read its
+  // answers cannot take what others need: Read calls admitted and not yet
+  // finished (a read in flight, or its answer unsent; more are refused
+  // RESOURCE_EXHAUSTED), and bytes of answers unsent (an answer past it is
+  // dropped, RESOURCE_EXHAUSTED). 0: no cap of its own. main gives them 7/8
+  // of --max_requests and half of --max_buffered_bytes.
+  int64_t max_reads_per_connection = 0;
+  int64_t max_answer_bytes_per_connection = 0;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
   // A connection was closed at accept: `max_connections` were open, each

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "server/read_door/read_door_fixture.h"
@@ -297,6 +298,73 @@ TEST_F(ReadDoorTest, AConnectionHoldsAtMostItsShareOfTheRequestBytes) {
   ASSERT_TRUE(call->Wait());
   EXPECT_TRUE(call->status.ok()) << call->status.error_message();
   EXPECT_EQ(engine_->submitted().size(), 1u);
+  close(fd);
+}
+
+// A client that shuts every stream's window and asks for `reads` reads on
+// streams 1, 3, 5...
+std::string ReadsWithWindowShut(int reads) {
+  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  const char window_zero[] = {0, 4, 0, 0, 0, 0};  // INITIAL_WINDOW_SIZE 0
+  out += Frame(testing::kSettings, 0, 0, absl::string_view(window_zero, 6));
+  for (int i = 0; i < reads; ++i) {
+    const uint32_t stream = 1 + 2 * static_cast<uint32_t>(i);
+    out += Frame(testing::kHeaders, testing::kEndHeaders, stream,
+                 ReadCallHeaders());
+    out += Frame(testing::kData, testing::kEndStream, stream,
+                 ReadMessage(absl::StrCat("/shut/", i)));
+  }
+  return out;
+}
+
+// One connection holds at most its share of the reads: the one past it is
+// refused (trailers only) while another connection is served.
+TEST_F(ReadDoorTest, AConnectionHoldsAtMostItsShareOfTheReads) {
+  ReadDoorOptions options;
+  options.max_reads_per_connection = 2;
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, ReadsWithWindowShut(3)));
+  Read(0);
+  Read(1);
+  EXPECT_TRUE(WaitForFrame(fd, testing::kHeaders, 5).has_value());
+  EXPECT_EQ(engine_->submitted().size(), 2u);
+  std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/other");
+  FakeLoopEngine::Submitted read = Read(2);
+  EXPECT_EQ(read.read.target, "/other");
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "ok")));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  close(fd);
+}
+
+// A client that takes none of its answers holds at most its share of the
+// answer bytes: an answer past it is dropped at once (its bytes back),
+// and another connection's answer still fits.
+TEST_F(ReadDoorTest, AConnectionThatDoesNotReadHoldsAtMostItsShareOfAnswers) {
+  ReadDoorOptions options;
+  options.max_answer_bytes_per_connection = 3000;
+  Start(/*max_calls=*/64, /*max_bytes=*/5000, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, ReadsWithWindowShut(2)));
+  const uint64_t first = Read(0).id, second = Read(1).id;
+  ASSERT_TRUE(engine_->Answer(
+      first, DoorHarness::Response(200, std::string(2000, 'a'))));
+  ASSERT_TRUE(engine_->Answer(
+      second, DoorHarness::Response(200, std::string(2000, 'b'))));
+  // The second is dropped: trailers only on its stream, the first's bytes
+  // alone held.
+  EXPECT_TRUE(WaitForFrame(fd, testing::kHeaders, 3).has_value());
+  EXPECT_LT(memory_->held_bytes(), 3000);
+  std::unique_ptr<AsyncRead> call = StartRead(*stub_, "/other");
+  FakeLoopEngine::Submitted read = Read(2);
+  ASSERT_TRUE(engine_->Answer(
+      read.id, DoorHarness::Response(200, std::string(2000, 'c'))));
+  ASSERT_TRUE(call->Wait());
+  EXPECT_TRUE(call->status.ok()) << call->status.error_message();
+  EXPECT_EQ(call->response.body().size(), 2000u);
   close(fd);
 }
 

@@ -60,6 +60,12 @@ void ReadDoor::Impl::StartBatch(Call* call) {
            MakeReadError(ReadEnd::kDraining, "server is draining").status);
     return;
   }
+  // A batch runs at most as many reads at once as one connection may.
+  const int64_t per_connection = options_.max_reads_per_connection;
+  if (per_connection > 0 && (request.max_in_flight() == 0 ||
+                             request.max_in_flight() > per_connection)) {
+    request.set_max_in_flight(static_cast<uint32_t>(per_connection));
+  }
   const absl::Time deadline = call->timeout.has_value()
                                   ? absl::Now() + *call->timeout
                                   : absl::InfiniteFuture();

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read_door/grpc_response.h"
@@ -68,6 +69,17 @@ void ReadDoor::Impl::Start(Call* call) {
                      "the request message is not a tailgate.v1.ReadRequest"));
     return;
   }
+  Connection* connection = call->connection;
+  if (options_.max_reads_per_connection > 0 &&
+      connection->reads >= options_.max_reads_per_connection) {
+    core_.CountRejection(RejectReason::kTooManyCalls);
+    Answer(call, absl::ResourceExhaustedError(
+                     absl::StrCat("this connection has ", connection->reads,
+                                  " reads in flight or unsent; at most ",
+                                  options_.max_reads_per_connection,
+                                  " per connection (7/8 of --max_requests)")));
+    return;
+  }
   const absl::Time call_deadline = call->timeout.has_value()
                                        ? absl::Now() + *call->timeout
                                        : absl::InfiniteFuture();
@@ -87,6 +99,8 @@ void ReadDoor::Impl::Start(Call* call) {
   }
   call->state = Call::State::kReading;
   ++outstanding_;
+  ++connection->reads;
+  call->counts_read = true;
 }
 
 void ReadDoor::Impl::Deliver(Call* call, ReadOutcome outcome) {
@@ -101,7 +115,26 @@ void ReadDoor::Impl::Deliver(Call* call, ReadOutcome outcome) {
     return;
   }
   // The answer counts against --max_buffered_bytes until its stream
-  // closes (Free finishes the read). Its body is the engine's, moved.
+  // closes (Free finishes the read), and against its connection's share.
+  const int64_t bytes = call->read.held_bytes();
+  if (options_.max_answer_bytes_per_connection > 0 &&
+      connection->answer_bytes + bytes >
+          options_.max_answer_bytes_per_connection) {
+    call->read.Finish();  // its bytes and slot back at once
+    core_.CountDropped(DropReason::kBufferFull);
+    Answer(call,
+           MakeReadError(
+               ReadEnd::kBufferFull,
+               absl::StrCat("answers waiting for this connection's client "
+                            "are at its share of --max_buffered_bytes (",
+                            options_.max_answer_bytes_per_connection, ")"))
+               .status);
+    Flush(connection);
+    return;
+  }
+  connection->answer_bytes += bytes;
+  call->counted_answer_bytes = bytes;
+  // Its body is the engine's, moved.
   call->answer = FrameReadResponse(*std::move(outcome.answer));
   Answer(call, absl::OkStatus());
   Flush(connection);
@@ -199,6 +232,8 @@ void ReadDoor::Impl::Detach(Call* call) {
     // door's, when the call is freed.
     connection->request_bytes -=
         kCallBytes + static_cast<int64_t>(call->body.size());
+    if (call->counts_read) --connection->reads;
+    connection->answer_bytes -= call->counted_answer_bytes;
     if (call->state == Call::State::kReady) {
       std::vector<Call*>& ready = connection->ready;
       ready.erase(std::find(ready.begin(), ready.end(), call));

@@ -67,7 +67,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   auto connection = std::make_unique<Connection>(Connection{self});
   Connection* c = connection.get();
-  c->idle_since = self->core_.engine().clock().Now();
+  self->MarkIdle(c);
   Wire& wire = c->wire;
   wire.fd = fd;
   wire.readable =
@@ -223,19 +223,24 @@ void ReadDoor::Impl::Flush(Connection* connection) {
 }
 
 ReadDoor::Impl::Connection* ReadDoor::Impl::LongestIdle() {
-  Connection* longest = nullptr;
-  for (const auto& [key, connection] : connections_) {
-    if (connection->calls.empty() &&
-        (longest == nullptr || connection->idle_since < longest->idle_since)) {
-      longest = key;
-    }
-  }
-  return longest;
+  return idle_.empty() ? nullptr : idle_.front();
+}
+
+void ReadDoor::Impl::MarkIdle(Connection* connection) {
+  if (connection->idle_entry.has_value()) return;
+  connection->idle_entry = idle_.insert(idle_.end(), connection);
+}
+
+void ReadDoor::Impl::MarkBusy(Connection* connection) {
+  if (!connection->idle_entry.has_value()) return;
+  idle_.erase(*connection->idle_entry);
+  connection->idle_entry.reset();
 }
 
 void ReadDoor::Impl::Close(Connection* connection) {
   // Calls whose read is in flight stay with the engine's callback; the
   // others go now.
+  MarkBusy(connection);  // leaves the idle list
   std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());
   connection->calls.clear();
   for (Call* call : calls) Detach(call);

@@ -35,6 +35,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,15 +123,20 @@ class ReadDoor::Impl {
     // The request bytes its open calls hold (as request_bytes_ counts
     // them), at most connection_request_share_.
     int64_t request_bytes = 0;
+    // Its Read calls admitted and not finished, and the bytes of their
+    // answers not yet sent (max_reads_per_connection,
+    // max_answer_bytes_per_connection).
+    int64_t reads = 0;
+    int64_t answer_bytes = 0;
     // The header block being decoded: its stream and its fields' bytes so
     // far (OnHeader), whether or not the stream has a call.
     int32_t header_block_stream = 0;
     int64_t header_block_bytes = 0;
     // What the client may send that carries no work (frame_budget.h).
     FrameBudget budget;
-    // Since when no call has been open (accept, or its last stream's
-    // close): at the connection limit the one idle longest gives way.
-    absl::Time idle_since = absl::InfinitePast();
+    // While no call is open: its place in idle_ (oldest first); at the
+    // connection limit the one idle longest gives way.
+    std::optional<std::list<Connection*>::iterator> idle_entry;
     bool settings_seen = false;  // the first SETTINGS is the handshake
   };
 
@@ -163,6 +169,9 @@ class ReadDoor::Impl {
     // The read, from admission to delivery; finished when the call is
     // freed.
     ReadCall read;
+    // What it counts in its connection's reads and answer_bytes.
+    bool counts_read = false;
+    int64_t counted_answer_bytes = 0;
     // The framed answer message, sent from answer_sent on, then trailers.
     FramedReadResponse answer;
     size_t answer_sent = 0;
@@ -238,8 +247,13 @@ class ReadDoor::Impl {
   void Close(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The connection with no call open that has been idle longest; null if
-  // every connection has a call open.
+  // every connection has a call open. O(1).
   Connection* LongestIdle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // The connection has no call open now / has one open.
+  void MarkIdle(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void MarkBusy(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // The receive deadline (read_door_frames.cc): a sweep, once a second
   // while a Read call's request is arriving, fails those past
@@ -374,6 +388,8 @@ class ReadDoor::Impl {
   absl::flat_hash_map<Connection*, std::unique_ptr<Connection>> connections_
       ABSL_GUARDED_BY(door_thread_);
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
+  // Connections with no call open, the one idle longest first.
+  std::list<Connection*> idle_ ABSL_GUARDED_BY(door_thread_);
   // Engine reads whose callback has not run yet.
   int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;
   // The request bytes calls hold (their `body`, and kCallBytes for each

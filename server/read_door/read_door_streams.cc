@@ -70,6 +70,7 @@ int ReadDoor::Impl::OnBeginHeaders(nghttp2_session* session,
   call->begun = self->core_.engine().clock().Now();
   self->ArmReceiveSweep();
   connection->calls.insert(call);
+  self->MarkBusy(connection);
   nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, call);
   return 0;
 }
@@ -235,9 +236,7 @@ int ReadDoor::Impl::OnStreamClose(nghttp2_session* session, int32_t stream_id,
   if (call == nullptr) return 0;
   nghttp2_session_set_stream_user_data(session, stream_id, nullptr);
   connection->calls.erase(call);
-  if (connection->calls.empty()) {
-    connection->idle_since = self->core_.engine().clock().Now();
-  }
+  if (connection->calls.empty()) self->MarkIdle(connection);
   self->Detach(call);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,19 @@ std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
                                     " is set: names resolve from this file "
                                     "only (a testing seam)")}});
   return std::make_unique<hedge::discovery::HostsFileResolver>(hosts);
+}
+
+// One client connection of the read doors may hold 7/8 of --max_requests
+// (the rest is kept for the others: a single client rarely needs it all,
+// and one that stops reading its answers must not take every slot) and
+// half of --max_buffered_bytes, but always one read and one answer.
+int64_t ReadsPerConnection(const ServerConfig& config) {
+  const int64_t max = config.engine.admission.max_requests;
+  return std::max<int64_t>(1, max - std::max<int64_t>(1, max / 8));
+}
+int64_t AnswerBytesPerConnection(const ServerConfig& config) {
+  return std::max(config.max_buffered_bytes / 2,
+                  config.engine.max_response_bytes);
 }
 
 bool Failed(StartFailure& failure, std::string what, absl::Status status) {
@@ -202,6 +216,9 @@ bool Sidecar::StartListen(StartFailure& failure) {
              .send_timeout = config_.send_timeout,
              .max_request_bytes = config_.max_grpc_memory_bytes,
              .max_batch_reads = config_.max_batch_reads,
+             .max_reads_per_connection = ReadsPerConnection(config_),
+             .max_answer_bytes_per_connection =
+                 AnswerBytesPerConnection(config_),
              .accept_failed = AcceptFailureLog(log_, "grpc"),
              .refused = ConnectionRefusedLog(log_, "grpc"),
              .idle_closed = IdleConnectionClosedLog(log_, "grpc"),
@@ -281,6 +298,8 @@ bool Sidecar::StartReadDoor(StartFailure& failure) {
            .send_timeout = config_.send_timeout,
            .max_request_bytes = config_.max_grpc_memory_bytes,
            .max_batch_reads = config_.max_batch_reads,
+           .max_reads_per_connection = ReadsPerConnection(config_),
+           .max_answer_bytes_per_connection = AnswerBytesPerConnection(config_),
            .accept_failed = AcceptFailureLog(log_, "read"),
            .refused = ConnectionRefusedLog(log_, "read"),
            .idle_closed = IdleConnectionClosedLog(log_, "read")},
