@@ -137,6 +137,10 @@ const std::pair<const char*, Differs> kCompare[] = {
      [](const ServerConfig& a, const ServerConfig& b) {
        return a.listen_front != b.listen_front;
      }},
+    {"unix_socket_mode",
+     [](const ServerConfig& a, const ServerConfig& b) {
+       return a.unix_socket_mode != b.unix_socket_mode;
+     }},
     {"timeout",
      [](const ServerConfig& a, const ServerConfig& b) {
        return a.engine.timeout != b.engine.timeout;
