@@ -20,19 +20,25 @@
 namespace tailgate::server {
 namespace {
 
-// A directory of the test's own under /tmp: TEST_TMPDIR is too long for
-// sun_path.
-const std::string& SocketDir() {
-  static const std::string* dir = [] {
+// A directory of the test's own under /tmp (TEST_TMPDIR is too long for
+// sun_path), removed at exit; each test unlinks its sockets.
+class SocketDir {
+ public:
+  SocketDir() {
     char name[] = "/tmp/listen_socket_test.XXXXXX";
     EXPECT_NE(mkdtemp(name), nullptr) << std::strerror(errno);
-    return new std::string(name);
-  }();
-  return *dir;
-}
+    path_ = name;
+  }
+  ~SocketDir() { rmdir(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 std::string SocketPath(const std::string& name) {
-  return absl::StrCat(SocketDir(), "/", name);
+  static const SocketDir dir;
+  return absl::StrCat(dir.path(), "/", name);
 }
 
 ListenAddress Unix(const std::string& path, int mode) {
