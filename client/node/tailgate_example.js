@@ -13,12 +13,14 @@
 //
 // (each a single line; strings that may hold spaces are JSON-quoted).
 //
-//   NODE_PATH=/opt/tailgate/npm/node_modules node tailgate_example.js \
+//   npm ci    # once, here: package.json and package-lock.json
+//   node tailgate_example.js \
 //       --target=127.0.0.1:8080 --admin=127.0.0.1:9090 [--calls=read,stats]
 //
-// The npm packages are found the usual way: a node_modules beside or above
-// this file, or NODE_PATH (tools/bootstrap installs them, pinned by
-// tools/npm/package-lock.json, into /opt/tailgate/npm/node_modules).
+// The npm packages are found the usual way: the node_modules `npm ci` puts
+// beside this file, or NODE_PATH (tools/bootstrap installs the same
+// versions, pinned by tools/npm/package-lock.json, into
+// /opt/tailgate/npm/node_modules for the tests).
 // --target and --admin take grpc-js targets: host:port, or unix:/abs/path
 // for a sidecar started with --listen=unix:/abs/path. --proto_root is the
 // directory holding proto/ (default: the repository root above this file).

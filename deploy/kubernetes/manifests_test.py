@@ -8,6 +8,10 @@ ConfigMap's configuration and against the real sidecar:
   the native one's pod too;
 - both mount the same ConfigMap as a directory, share the socket's emptyDir
   with the app, and probe and scrape the ports the configuration listens on;
+- every container passes Pod Security "restricted" (no root, no
+  privilege escalation, no capabilities, a read-only root filesystem,
+  seccomp RuntimeDefault), and the app is another user than tailgate's
+  that the socket's mode lets in through the pod's fsGroup;
 - the memory limit covers the worst case of the configuration's limits
   (docs/OPERATIONS.md), and the grace period outlasts the drain;
 - the ConfigMap's file is a configuration the real sidecar starts with.
@@ -156,6 +160,53 @@ class ManifestsTest(unittest.TestCase):
                 env = {e["name"]: e["value"]
                        for e in self.container(deployment, "app")["env"]}
                 self.assertEqual(env["TAILGATE_TARGET"], self.config.listen)
+
+    def containers(self, deployment):
+        pod = self.pod(deployment)
+        return pod.get("initContainers", []) + pod["containers"]
+
+    def test_every_container_passes_pod_security_restricted(self):
+        # The "restricted" profile's checks, each container's own setting
+        # over the pod's where both may say it.
+        for form, deployment in self.forms().items():
+            pod_context = self.pod(deployment).get("securityContext", {})
+            self.assertEqual(pod_context.get("seccompProfile"),
+                             {"type": "RuntimeDefault"}, form)
+            self.assertIs(pod_context.get("runAsNonRoot"), True, form)
+            self.assertEqual(
+                {c["name"] for c in self.containers(deployment)},
+                {"tailgate", "app"}, form)
+            for container in self.containers(deployment):
+                with self.subTest(form=form, container=container["name"]):
+                    context = container.get("securityContext", {})
+                    self.assertIs(context.get("runAsNonRoot"), True)
+                    self.assertNotEqual(context.get("runAsUser"), 0)
+                    self.assertIs(context.get("allowPrivilegeEscalation"),
+                                  False)
+                    self.assertEqual(context.get("capabilities"),
+                                     {"drop": ["ALL"]})
+                    self.assertIs(context.get("readOnlyRootFilesystem"),
+                                  True)
+                    self.assertEqual(context.get("seccompProfile"),
+                                     {"type": "RuntimeDefault"})
+                    self.assertNotIn("privileged", context)
+
+    def test_the_app_is_another_user_let_in_by_the_pods_fs_group(self):
+        mode = int(self.config.unix_socket_mode, 8)
+        # Owner and group read and write; nobody else.
+        self.assertEqual(mode & 0o660, 0o660)
+        self.assertEqual(mode & 0o007, 0)
+        for form, deployment in self.forms().items():
+            with self.subTest(form=form):
+                fs_group = self.pod(deployment)["securityContext"]["fsGroup"]
+                tailgate = self.container(deployment, "tailgate")[
+                    "securityContext"]
+                app = self.container(deployment, "app")["securityContext"]
+                self.assertNotEqual(app["runAsUser"], tailgate["runAsUser"])
+                # The socket's group is the fsGroup (the emptyDir is setgid
+                # to it) and, here, tailgate's own group too.
+                self.assertEqual(tailgate["runAsGroup"], fs_group)
+                self.assertNotEqual(app["runAsGroup"], fs_group)
 
     def test_memory_limit_covers_the_worst_case_of_the_limits(self):
         c = self.config

@@ -12,6 +12,13 @@ something podman needs or the test's stand-ins:
   - the ConfigMap volume is a host directory (--config_dir): the test edits
     the file there as a ConfigMap update would (podman copies a
     --configmap's data once, at start, so it can never change);
+  - the emptyDir volume is a host directory (--socket_dir), made here as
+    the kubelet makes an emptyDir for a pod with an fsGroup: group fsGroup,
+    set-group-ID, rwx for the group. podman 4.3 chowns a new volume to the
+    user of whichever container mounts it first (tailgate or the app, by
+    chance) and ignores fsGroup;
+  - fsGroup is also given as supplementalGroups, which podman does apply,
+    so that both containers have the group as Kubernetes would give it;
   - probes are dropped: podman 4.3 turns them into healthchecks run inside
     the container with systemd timers (curl for httpGet; grpc it does not
     know), none of which this host or the image has. deploy/test-pod checks
@@ -20,7 +27,7 @@ something podman needs or the test's stand-ins:
     network (`--network host`), where podman refuses port mappings; the
     ports the configuration names are the host's own.
 
-Everything else (volumes, mounts, arguments, security context, resources)
+Everything else (mounts, arguments, security context, resources)
 is the classic manifest's own. The preStop hook stays in the file, but
 podman 4.3 does not run it: on `podman pod stop` every container gets
 SIGTERM at once, and tailgate drains at once.
@@ -28,6 +35,7 @@ SIGTERM at once, and tailgate drains at once.
 
 import argparse
 import copy
+import os
 import sys
 
 import yaml
@@ -72,11 +80,24 @@ def podman_pod(deployment, args):
     app["args"] = args.app_args
     change(f"app: {args.app_image} {' '.join(args.app_args)}")
 
+    fs_group = spec.get("securityContext", {}).get("fsGroup")
     for volume in spec["volumes"]:
         if "configMap" in volume:
             del volume["configMap"]
             volume["hostPath"] = {"path": args.config_dir, "type": "Directory"}
             change(f"volume {volume['name']}: hostPath {args.config_dir}")
+        if "emptyDir" in volume:
+            del volume["emptyDir"]
+            os.makedirs(args.socket_dir, exist_ok=True)
+            if fs_group is not None:
+                os.chown(args.socket_dir, 0, fs_group)
+                os.chmod(args.socket_dir, 0o2770)
+            volume["hostPath"] = {"path": args.socket_dir, "type": "Directory"}
+            change(f"volume {volume['name']}: hostPath {args.socket_dir} "
+                   f"(group {fs_group}, mode 2770, as for an fsGroup)")
+    if fs_group is not None:
+        spec["securityContext"]["supplementalGroups"] = [fs_group]
+        change(f"supplementalGroups [{fs_group}] (the fsGroup)")
 
     for container in spec["containers"]:
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
@@ -94,6 +115,7 @@ def main():
     parser.add_argument("--tailgate_image", required=True)
     parser.add_argument("--app_image", required=True)
     parser.add_argument("--config_dir", required=True)
+    parser.add_argument("--socket_dir", required=True)
     parser.add_argument("app_args", nargs="+")
     args = parser.parse_args()
     pod, changes = podman_pod(load_deployment(args.classic), args)

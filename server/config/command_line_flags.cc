@@ -28,6 +28,7 @@ TAILGATE_SETTING_FLAG(metrics_listen);
 TAILGATE_SETTING_FLAG(http_listen);
 TAILGATE_SETTING_FLAG(read_listen);
 TAILGATE_SETTING_FLAG(listen_front);
+TAILGATE_SETTING_FLAG(unix_socket_mode);
 TAILGATE_SETTING_FLAG(timeout);
 TAILGATE_SETTING_FLAG(max_requests);
 TAILGATE_SETTING_FLAG(max_attempts);
@@ -107,6 +108,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.ca_file = absl::GetFlag(FLAGS_ca_file);
   flags.log_format = absl::GetFlag(FLAGS_log_format);
   flags.listen_front = absl::GetFlag(FLAGS_listen_front);
+  flags.unix_socket_mode = absl::GetFlag(FLAGS_unix_socket_mode);
   flags.cpus = absl::GetFlag(FLAGS_cpus);
   flags.sched_policy = absl::GetFlag(FLAGS_sched_policy);
   flags.http_listen = absl::GetFlag(FLAGS_http_listen);

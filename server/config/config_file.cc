@@ -33,6 +33,7 @@ constexpr std::pair<const char*, std::string RawFlags::*> kTextGlobals[] = {
     {"http_listen", &RawFlags::http_listen},
     {"read_listen", &RawFlags::read_listen},
     {"listen_front", &RawFlags::listen_front},
+    {"unix_socket_mode", &RawFlags::unix_socket_mode},
     {"timeout", &RawFlags::timeout},
     {"send_timeout", &RawFlags::send_timeout},
     {"drain_timeout", &RawFlags::drain_timeout},

@@ -118,6 +118,19 @@ TEST(ConfigFileTest, BadRetryAndTenantFieldsNameTheirPlace) {
             "(0, 1], got 0");
 }
 
+TEST(ConfigFileTest, UnixSocketModeIsAGlobalOfTheFile) {
+  absl::StatusOr<ServerConfig> config = Load(
+      "listen: \"unix:/run/tailgate/read.sock\"\n"
+      "unix_socket_mode: \"0666\"\n"
+      "upstreams {\n  replicas: \"http://127.0.0.1:1\"\n}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->listen.unix_mode, 0666);
+  EXPECT_EQ(ErrorOf("unix_socket_mode: \"0999\"\n"
+                    "upstreams {\n  replicas: \"http://127.0.0.1:1\"\n}\n"),
+            "sidecar.textproto:1:1: unix_socket_mode: want permission bits in "
+            "octal (e.g. 0660), got \"0999\"");
+}
+
 TEST(ConfigFileTest, TheExampleInDocsIsValid) {
   std::ifstream in("docs/sidecar.textproto");
   ASSERT_TRUE(in.is_open());

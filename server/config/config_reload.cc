@@ -31,9 +31,12 @@ ConfigReloader::ConfigReloader(const LoadedConfig& started,
       running_(started.config),
       engine_(engine),
       log_(log) {
+  hedge::MutexLock lock(&mu_);
   // What start-up read, so that a watch event changes nothing unless the
   // file did.
   last_text_ = started.file_text;
+  last_success_unix_nanos_.store(absl::ToUnixNanos(absl::Now()),
+                                 std::memory_order_relaxed);
 }
 
 void ConfigReloader::Reload(Trigger trigger) {
@@ -50,6 +53,7 @@ void ConfigReloader::Reload(Trigger trigger) {
           : absl::InvalidArgumentError(absl::StrCat(
                 "--config: cannot read \"", command_line_.config, "\""));
   if (text.has_value()) last_text_ = *text;
+  last_successful_.store(status.ok(), std::memory_order_relaxed);
   if (!status.ok()) {
     rejected_.fetch_add(1, std::memory_order_relaxed);
     log_.Warn("config_reload", {{"result", "rejected"},
@@ -57,6 +61,8 @@ void ConfigReloader::Reload(Trigger trigger) {
                                 {"error", status.message()}});
     return;
   }
+  last_success_unix_nanos_.store(absl::ToUnixNanos(absl::Now()),
+                                 std::memory_order_relaxed);
   ok_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -90,8 +96,12 @@ absl::Status ConfigReloader::Apply(const std::string& text) {
 }
 
 ReloadSnapshot ConfigReloader::Counts() const {
-  return ReloadSnapshot{ok_.load(std::memory_order_relaxed),
-                        rejected_.load(std::memory_order_relaxed)};
+  return ReloadSnapshot{
+      .ok = ok_.load(std::memory_order_relaxed),
+      .rejected = rejected_.load(std::memory_order_relaxed),
+      .last_successful = last_successful_.load(std::memory_order_relaxed),
+      .last_success = absl::FromUnixNanos(
+          last_success_unix_nanos_.load(std::memory_order_relaxed))};
 }
 
 namespace {
@@ -126,6 +136,10 @@ const std::pair<const char*, Differs> kCompare[] = {
     {"listen_front",
      [](const ServerConfig& a, const ServerConfig& b) {
        return a.listen_front != b.listen_front;
+     }},
+    {"unix_socket_mode",
+     [](const ServerConfig& a, const ServerConfig& b) {
+       return a.unix_socket_mode != b.unix_socket_mode;
      }},
     {"timeout",
      [](const ServerConfig& a, const ServerConfig& b) {

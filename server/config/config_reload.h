@@ -17,6 +17,11 @@
 // event=config_reload_needs_restart names them (fields=
 // listen,max_requests...) and they keep their running values.
 //
+// Counts says how many reloads were applied and rejected, whether the last
+// one was applied (a rejected one stays "not applied" until a good one
+// lands: an alert can stay on for as long as the bad file does), and when
+// a configuration was last applied (start-up's load is the first).
+//
 // Thread safety: Reload and Counts are safe from any thread; reloads are
 // serialised (mu_).
 
@@ -30,6 +35,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "hedge/sync/mutex.h"
 #include "hedge/transport/engine.h"
 #include "server/config/config_load.h"
@@ -82,6 +88,11 @@ class ConfigReloader {
   std::string last_text_ ABSL_GUARDED_BY(mu_);  // the file as last read
   std::atomic<uint64_t> ok_{0};
   std::atomic<uint64_t> rejected_{0};
+  // The last load's outcome and the last applied one's time in Unix
+  // nanoseconds (start-up's at first), written under mu_ and read without
+  // it, so that a scrape never waits for a reload.
+  std::atomic<bool> last_successful_{true};
+  std::atomic<int64_t> last_success_unix_nanos_{0};
 };
 
 }  // namespace tailgate::server

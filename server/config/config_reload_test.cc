@@ -173,6 +173,47 @@ TEST_F(ConfigReloadTest, BadFileIsRejectedWithTheStartUpLineAndCounted) {
   EXPECT_TRUE(engine_.upstream_updates().empty());
 }
 
+// The last load's outcome stays "rejected" through any number of bad
+// files and only a good one sets it back; the time is the last applied
+// load's, start-up's at first.
+TEST_F(ConfigReloadTest, LastReloadSuccessStaysFalseUntilAGoodFileLands) {
+  const absl::Time before_start = absl::Now();
+  Start(Upstream("a", ""));
+  const absl::Time after_start = absl::Now();
+  ReloadSnapshot counts = reloader_->Counts();
+  EXPECT_TRUE(counts.last_successful);
+  EXPECT_GE(counts.last_success, before_start);
+  EXPECT_LE(counts.last_success, after_start);
+  // Whole nanoseconds survive the snapshot.
+  EXPECT_EQ(absl::ToUnixNanos(counts.last_success),
+            absl::ToUnixNanos(reloader_->Counts().last_success));
+
+  Write(path_, Upstream("a", "  hedge_fraction: 1.5\n"));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  counts = reloader_->Counts();
+  EXPECT_FALSE(counts.last_successful);
+  EXPECT_LE(counts.last_success, after_start);
+  // Unchanged bytes are no reload: still rejected. SIGHUP on the same
+  // bad file, and another bad file: still rejected.
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  reloader_->Reload(ConfigReloader::Trigger::kSignal);
+  Write(path_, "upstreams {\n");
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  counts = reloader_->Counts();
+  EXPECT_FALSE(counts.last_successful);
+  EXPECT_EQ(counts.rejected, 3u);
+  EXPECT_LE(counts.last_success, after_start);
+
+  const absl::Time before_fix = absl::Now();
+  Write(path_, Upstream("a", "  hedge_burst: 3\n"));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  counts = reloader_->Counts();
+  EXPECT_TRUE(counts.last_successful);
+  EXPECT_EQ(counts.ok, 1u);
+  EXPECT_GE(counts.last_success, before_fix);
+  EXPECT_LE(counts.last_success, absl::Now());
+}
+
 TEST_F(ConfigReloadTest, UpstreamLimitsAreCheckedAtTheirEdges) {
   Start("timeout: \"1s\"\nmax_response_bytes: 1000\n" + Upstream("a", ""));
   // At the global values: accepted.

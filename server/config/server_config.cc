@@ -129,6 +129,16 @@ absl::StatusOr<ServerConfig> ConfigFromRawFlags(const RawFlags& flags) {
   CheckAllowed(reader, "listen_front", flags.listen_front);
   config.listen_front =
       flags.listen_front == "grpc" ? ListenFront::kGrpc : ListenFront::kLoop;
+  config.unix_socket_mode = reader.Take(
+      "unix_socket_mode", ParseUnixSocketMode(flags.unix_socket_mode),
+      kDefaultUnixSocketMode);
+  for (ListenAddress* address : {&config.listen, &config.admin}) {
+    address->unix_mode = config.unix_socket_mode;
+  }
+  for (std::optional<ListenAddress>* address :
+       {&config.http_listen, &config.read_listen}) {
+    if (address->has_value()) (*address)->unix_mode = config.unix_socket_mode;
+  }
   CheckAllowed(reader, "log_format", flags.log_format);
   config.log_format =
       flags.log_format == "json" ? LogFormat::kJson : LogFormat::kLogfmt;

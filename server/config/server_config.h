@@ -121,6 +121,7 @@ struct RawFlags {
   std::string http_header_timeout = SettingDefault("http_header_timeout");
   std::string read_listen = SettingDefault("read_listen");  // empty: off
   std::string listen_front = SettingDefault("listen_front");
+  std::string unix_socket_mode = SettingDefault("unix_socket_mode");
 
   // From the config file: its replica sets, in the file's order. The
   // default set ("") is among them if the file has one; --backends on the
@@ -184,6 +185,9 @@ struct ServerConfig {
   // loop, serving Read, health and reflection itself (kLoop); or the gRPC
   // library's server (kGrpc).
   ListenFront listen_front = ListenFront::kLoop;
+  // Permission bits of every unix socket the sidecar creates
+  // (--unix_socket_mode); each unix address above carries it too.
+  int unix_socket_mode = kDefaultUnixSocketMode;
 };
 
 // INVALID_ARGUMENT for the first bad value found, with a message that

@@ -583,6 +583,44 @@ TEST(ServerConfigTest, ListenFrontIsTheLoopUnlessGrpcIsAsked) {
   EXPECT_EQ(ErrorOf(flags), "--listen_front: want loop or grpc, got \"Loop\"");
 }
 
+TEST(ServerConfigTest, UnixSocketModeReachesEveryUnixListener) {
+  absl::StatusOr<ServerConfig> config = ConfigFromRawFlags(Valid());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->unix_socket_mode, 0660);
+
+  RawFlags flags = Valid();
+  flags.listen = "unix:/run/tailgate/read.sock";
+  flags.admin = "unix:/run/tailgate/admin.sock";
+  flags.http_listen = "unix:/run/tailgate/http.sock";
+  flags.read_listen = "unix:/run/tailgate/door.sock";
+  flags.unix_socket_mode = "0600";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->unix_socket_mode, 0600);
+  EXPECT_EQ(config->listen.unix_mode, 0600);
+  EXPECT_EQ(config->admin.unix_mode, 0600);
+  EXPECT_EQ(config->http_listen->unix_mode, 0600);
+  EXPECT_EQ(config->read_listen->unix_mode, 0600);
+
+  flags.unix_socket_mode = "660";
+  config = ConfigFromRawFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->listen.unix_mode, 0660);
+
+  flags.unix_socket_mode = "u=rw,g=rw";
+  EXPECT_EQ(ErrorOf(flags),
+            "--unix_socket_mode: want permission bits in octal (e.g. 0660), "
+            "got \"u=rw,g=rw\"");
+  flags.unix_socket_mode = "1777";
+  EXPECT_EQ(ErrorOf(flags),
+            "--unix_socket_mode: must be at most 0777 (no setuid, setgid or "
+            "sticky bit), got \"1777\"");
+  flags.unix_socket_mode = "0066";
+  EXPECT_EQ(ErrorOf(flags),
+            "--unix_socket_mode: must give the owner read and write (0600 to "
+            "0777), got \"0066\"");
+}
+
 TEST(ServerConfigTest, ReadDoorFlags) {
   absl::StatusOr<ServerConfig> off = ConfigFromRawFlags(Valid());
   ASSERT_TRUE(off.ok()) << off.status();

@@ -130,4 +130,31 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view text) {
   return address;
 }
 
+absl::StatusOr<int> ParseUnixSocketMode(absl::string_view text) {
+  absl::string_view digits = text;
+  if (absl::StartsWith(digits, "0o") || absl::StartsWith(digits, "0O")) {
+    digits.remove_prefix(2);
+  }
+  const bool octal = !digits.empty() && digits.size() <= 4 &&
+                     std::all_of(digits.begin(), digits.end(),
+                                 [](char c) { return c >= '0' && c <= '7'; });
+  if (!octal) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "want permission bits in octal (e.g. 0660), got \"", text, "\""));
+  }
+  int mode = 0;
+  for (const char c : digits) mode = mode * 8 + (c - '0');
+  if (mode > 0777) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "must be at most 0777 (no setuid, setgid or sticky bit), got \"", text,
+        "\""));
+  }
+  if ((mode & 0600) != 0600) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "must give the owner read and write (0600 to 0777), got \"", text,
+        "\""));
+  }
+  return mode;
+}
+
 }  // namespace tailgate::server

@@ -78,5 +78,28 @@ TEST(ListenAddressTest, WithPortReportsTheBoundPort) {
             "[::1]:43121");
 }
 
+TEST(UnixSocketModeTest, ParsesOctal) {
+  EXPECT_EQ(ParseUnixSocketMode("0660").value_or(-1), 0660);
+  EXPECT_EQ(ParseUnixSocketMode("660").value_or(-1), 0660);
+  EXPECT_EQ(ParseUnixSocketMode("0o600").value_or(-1), 0600);
+  EXPECT_EQ(ParseUnixSocketMode("0777").value_or(-1), 0777);
+}
+
+TEST(UnixSocketModeTest, RefusesWhatIsNotAModeTheOwnerCanUse) {
+  EXPECT_EQ(ParseUnixSocketMode("rw-rw----").status().message(),
+            "want permission bits in octal (e.g. 0660), got \"rw-rw----\"");
+  EXPECT_EQ(ParseUnixSocketMode("0680").status().message(),
+            "want permission bits in octal (e.g. 0660), got \"0680\"");
+  EXPECT_FALSE(ParseUnixSocketMode("").ok());
+  EXPECT_FALSE(ParseUnixSocketMode("-660").ok());
+  EXPECT_FALSE(ParseUnixSocketMode("00660").ok());
+  EXPECT_EQ(ParseUnixSocketMode("4770").status().message(),
+            "must be at most 0777 (no setuid, setgid or sticky bit), got "
+            "\"4770\"");
+  EXPECT_EQ(ParseUnixSocketMode("0460").status().message(),
+            "must give the owner read and write (0600 to 0777), got \"0460\"");
+  EXPECT_FALSE(ParseUnixSocketMode("0").ok());
+}
+
 }  // namespace
 }  // namespace tailgate::server

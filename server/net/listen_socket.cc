@@ -8,11 +8,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace tailgate::server {
 namespace {
@@ -36,8 +38,22 @@ absl::StatusOr<int> ListenUnix(const ListenAddress& address) {
   }
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return CannotListen(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(fd, kListenBacklog) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return CannotListen(address);
+  }
+  // Before listen(): until then a connect is refused whatever the file's
+  // mode, so no client gets in under the umask's bits.
+  if (chmod(address.path.c_str(), static_cast<mode_t>(address.unix_mode)) !=
+      0) {
+    const int error = errno;
+    close(fd);
+    unlink(address.path.c_str());
+    return absl::UnavailableError(
+        absl::StrFormat("cannot set mode %04o on %s: %s", address.unix_mode,
+                        address.ToString(), std::strerror(error)));
+  }
+  if (listen(fd, kListenBacklog) != 0) {
     close(fd);
     return CannotListen(address);
   }

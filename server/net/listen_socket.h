@@ -16,7 +16,8 @@ inline constexpr int kListenBacklog = 1024;
 // SO_REUSEADDR (restarts need not wait for TIME_WAIT) but not SO_REUSEPORT,
 // so an address another process holds fails (UNAVAILABLE "cannot listen on
 // ..."). Unix: a stale socket file at the path is replaced; a path too long
-// is INVALID_ARGUMENT.
+// is INVALID_ARGUMENT; the socket file gets `address.unix_mode` (whatever
+// the umask) before it accepts any connection.
 absl::StatusOr<int> OpenListeningSocket(const ListenAddress& address);
 
 // The local port of a bound TCP socket.

@@ -308,6 +308,16 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       MetricType::Counter,
       {Counter(reloads.ok, {{"result", "ok"}}),
        Counter(reloads.rejected, {{"result", "rejected"}})});
+  add("tailgate_config_last_reload_successful",
+      "1 if the last load of the configuration was applied (start-up's, or "
+      "the last reload), 0 if it was rejected: 0 stays until a reload is "
+      "applied.",
+      MetricType::Gauge, {Gauge(reloads.last_successful ? 1 : 0)});
+  add("tailgate_config_last_reload_success_timestamp_seconds",
+      "Unix time of the last configuration applied (start-up's load, or the "
+      "last reload applied).",
+      MetricType::Gauge,
+      {Gauge(absl::ToDoubleSeconds(reloads.last_success - absl::UnixEpoch()))});
   families.push_back(PerUpstream(
       "tailgate_dns_refresh_failures_total",
       "Failed or empty lookups of resolved replica names, by upstream (the "

@@ -35,6 +35,11 @@
 //                                             (deprecated)
 //   tailgate_replica_in_flight_attempts{replica}
 //   tailgate_config_reloads_total{result}     ok, rejected
+//   tailgate_config_last_reload_successful    1 until a reload is rejected,
+//                                             then 0 until one is applied
+//   tailgate_config_last_reload_success_timestamp_seconds
+//                                             Unix time of the last applied
+//                                             load (start-up's included)
 //   tailgate_dns_refresh_failures_total{upstream}
 //                                             failed or empty lookups of
 //                                             resolved replica names
@@ -70,6 +75,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "hedge/transport/engine.h"
 #include "prometheus/metric_family.h"
 #include "server/read/rejections.h"
@@ -85,6 +91,12 @@ inline constexpr char kMetricsContentType[] =
 struct ReloadSnapshot {
   uint64_t ok = 0;
   uint64_t rejected = 0;
+  // Whether the last load of the configuration was applied: start-up's
+  // (always, or the sidecar would not run), then each reload's. A
+  // rejected reload makes it false until one is applied.
+  bool last_successful = true;
+  // When the configuration last loaded was applied (start-up counts).
+  absl::Time last_success = absl::UnixEpoch();
 };
 
 // attempts / requests; 0 before any request.

@@ -263,6 +263,34 @@ TEST(MetricsTest, ProcessSeriesArePresent) {
   }
 }
 
+TEST(MetricsTest, ConfigReloadsHaveTheLastOutcomeAndItsTime) {
+  const ReloadSnapshot rejected{
+      .ok = 2,
+      .rejected = 5,
+      .last_successful = false,
+      .last_success = absl::FromUnixSeconds(1767052800) + absl::Seconds(0.5)};
+  const std::string text = RenderMetrics(Busy(), SomeRejections(), rejected);
+  for (const char* line : {
+           "# TYPE tailgate_config_reloads_total counter",
+           "tailgate_config_reloads_total{result=\"ok\"} 2",
+           "tailgate_config_reloads_total{result=\"rejected\"} 5",
+           "# TYPE tailgate_config_last_reload_successful gauge",
+           "tailgate_config_last_reload_successful 0",
+           "# TYPE tailgate_config_last_reload_success_timestamp_seconds gauge",
+           "tailgate_config_last_reload_success_timestamp_seconds "
+           "1767052800.5",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+  ReloadSnapshot applied = rejected;
+  applied.last_successful = true;
+  EXPECT_TRUE(HasLine(RenderMetrics(Busy(), SomeRejections(), applied),
+                      "tailgate_config_last_reload_successful 1"));
+  std::string output;
+  EXPECT_EQ(Promtool(text, output), 0) << output;
+  EXPECT_EQ(output, "");
+}
+
 TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
   hedge::EngineSnapshot engine;
   hedge::ReplicaSnapshot replica =

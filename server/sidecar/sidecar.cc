@@ -66,7 +66,8 @@ bool Failed(StartFailure& failure, std::string what, absl::Status status) {
 
 Sidecar::Sidecar(const ServerConfig& config, const BuildInfo& build,
                  const ConnectionLimits& connections, Logger& log)
-    : config_(config),
+    : started_at_(absl::Now()),
+      config_(config),
       build_(build),
       log_(log),
       connections_(connections),
@@ -190,7 +191,9 @@ void Sidecar::StartReload(const LoadedConfig& loaded) {
 }
 
 ReloadSnapshot Sidecar::ReloadCounts() const {
-  return reloader_ != nullptr ? reloader_->Counts() : ReloadSnapshot();
+  if (reloader_ != nullptr) return reloader_->Counts();
+  // No --config: the flags, applied at start-up, are all there is.
+  return ReloadSnapshot{.last_successful = true, .last_success = started_at_};
 }
 
 bool Sidecar::StartListen(StartFailure& failure) {

@@ -118,6 +118,7 @@ class Sidecar {
   };
 
   // Members in start-up order: destroyed in the reverse order.
+  const absl::Time started_at_;  // the configuration's time without --config
   const ServerConfig& config_;
   const BuildInfo build_;
   Logger& log_;

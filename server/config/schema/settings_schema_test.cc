@@ -34,7 +34,7 @@ TEST(SettingsSchemaTest, EveryDeclaredFlagIsDefinedWithItsDefaultAndHelp) {
     EXPECT_EQ(flag->Help(), SettingHelp(name)) << name;
     EXPECT_FALSE(decl.setting->help().empty()) << name;
   }
-  EXPECT_EQ(flags, 50);
+  EXPECT_EQ(flags, 52);
 }
 
 TEST(SettingsSchemaTest, NoFlagIsDefinedWithoutADeclaration) {
