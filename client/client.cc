@@ -247,7 +247,7 @@ class GrpcClient final : public Client {
 void Cancellation::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
-  if (cancel_call_) std::move(cancel_call_)();
+  if (cancel_call_) cancel_call_();
   cancel_call_ = nullptr;
 }
 

@@ -196,7 +196,7 @@ class Client {
   // Cancels the ReadAsync reads still in flight (their callbacks get
   // CANCELLED) and waits until every ReadAsync callback has returned.
   // REQUIRES: not called from a ReadAsync callback of this Client, and no
-  // blocking Read is still running on another thread.
+  // blocking Read or ReadMany is still running on another thread.
   virtual ~Client() = default;
 
   // Performs one read and blocks until it is over. An upstream answer of any
