@@ -75,6 +75,22 @@ ReadResponse FromProto(v1::ReadResponse& proto) {
   return response;
 }
 
+absl::StatusOr<v1::ReadManyRequest> ToProto(const ReadManyRequest& request) {
+  v1::ReadManyRequest proto;
+  proto.mutable_reads()->Reserve(static_cast<int>(request.reads.size()));
+  for (size_t i = 0; i < request.reads.size(); ++i) {
+    absl::StatusOr<v1::ReadRequest> read = ToProto(request.reads[i]);
+    if (!read.ok()) {
+      return absl::Status(
+          read.status().code(),
+          absl::StrCat("reads[", i, "]: ", read.status().message()));
+    }
+    *proto.add_reads() = *std::move(read);
+  }
+  proto.set_max_in_flight(request.max_in_flight);
+  return proto;
+}
+
 // One ReadAsync call in flight: what gRPC needs to outlive the call.
 struct PendingRead {
   grpc::ClientContext context;
@@ -120,6 +136,47 @@ class GrpcClient final : public Client {
     const grpc::Status status = stub_->Read(&context, *proto, &response);
     if (!status.ok()) return FromGrpcStatus(status);
     return FromProto(response);
+  }
+
+  absl::Status ReadMany(const ReadManyRequest& request,
+                        ReadManyCallback on_item) override {
+    absl::StatusOr<v1::ReadManyRequest> proto = ToProto(request);
+    if (!proto.ok()) return proto.status();
+    grpc::ClientContext context;
+    client_internal::SetTimeout(
+        context, request.deadline == absl::ZeroDuration() ? default_deadline_
+                                                          : request.deadline);
+    Cancellation* const cancellation = request.cancellation;
+    if (cancellation != nullptr &&
+        !cancellation->Attach([&context] { context.TryCancel(); })) {
+      return absl::CancelledError("cancelled before the call started");
+    }
+    std::unique_ptr<grpc::ClientReader<v1::ReadManyItem>> reader =
+        stub_->ReadMany(&context, *proto);
+    absl::Status bad_item;
+    v1::ReadManyItem item;
+    while (reader->Read(&item)) {
+      if (item.index() >= request.reads.size()) {
+        bad_item = absl::InternalError(
+            absl::StrCat("the sidecar sent an item for read ", item.index(),
+                         " of a batch of ", request.reads.size()));
+        context.TryCancel();
+        break;
+      }
+      ReadManyItem out;
+      out.index = item.index();
+      if (item.code() != 0) {
+        out.response = absl::Status(static_cast<absl::StatusCode>(item.code()),
+                                    item.message());
+      } else {
+        out.response = FromProto(*item.mutable_response());
+      }
+      on_item(std::move(out));
+    }
+    const grpc::Status status = reader->Finish();
+    if (cancellation != nullptr) cancellation->Detach();
+    if (!bad_item.ok()) return bad_item;
+    return FromGrpcStatus(status);
   }
 
   void ReadAsync(const ReadRequest& request, ReadCallback done) override {
@@ -186,6 +243,30 @@ class GrpcClient final : public Client {
 };
 
 }  // namespace
+
+void Cancellation::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (cancel_call_) cancel_call_();
+  cancel_call_ = nullptr;
+}
+
+bool Cancellation::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+bool Cancellation::Attach(absl::AnyInvocable<void()> cancel_call) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  cancel_call_ = std::move(cancel_call);
+  return true;
+}
+
+void Cancellation::Detach() {
+  absl::MutexLock lock(&mu_);
+  cancel_call_ = nullptr;
+}
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     absl::string_view target, const ClientOptions& options) {

@@ -18,9 +18,22 @@
 //   if (!response.ok()) return response.status();  // e.g. DEADLINE_EXCEEDED
 //   if (response->status >= 500) ...;               // an upstream answer
 //
+// A multi-get is one ReadMany call: the sidecar hedges each read on its own
+// and the items arrive as the reads complete:
+//   tailgate::ReadManyRequest batch;
+//   for (const std::string& key : keys) {
+//     batch.reads.emplace_back().path = key;
+//   }
+//   absl::Status status = (*client)->ReadMany(
+//       batch, [&](tailgate::ReadManyItem item) {
+//         if (item.response.ok()) Use(item.index, item.response->body);
+//       });
+//   // status: OK once every read had its item (each item OK or not).
+//
 // Thread safety: a Client is safe to use from any thread, concurrently.
 // ReadAsync callbacks run on a gRPC thread: they must not block (and must not
-// call Read, which blocks).
+// call Read, which blocks). ReadMany item callbacks run on the thread that
+// called ReadMany.
 
 #ifndef TAILGATE_CLIENT_CLIENT_H_
 #define TAILGATE_CLIENT_CLIENT_H_
@@ -30,9 +43,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace tailgate {
@@ -88,6 +105,63 @@ struct ReadResponse {
   ReadTrace trace;
 };
 
+// Cancels a blocking call from any thread (ReadMany; its own item callback
+// included). Cancelling is for good: a call started with an already
+// cancelled Cancellation fails at once with CANCELLED, without sending.
+//
+// Thread safety: Cancel and cancelled from any thread, concurrently. A
+// Cancellation must outlive the calls it is given to.
+class Cancellation {
+ public:
+  Cancellation() = default;
+  Cancellation(const Cancellation&) = delete;
+  Cancellation& operator=(const Cancellation&) = delete;
+
+  // Cancels the call running with this Cancellation, if any (it returns
+  // CANCELLED soon after), and every later one. Idempotent.
+  void Cancel();
+  bool cancelled() const;
+
+  // Used by the Client around a call: Attach returns false (and attaches
+  // nothing) when already cancelled; otherwise `cancel_call` runs, under
+  // this object's lock, if Cancel comes before Detach.
+  bool Attach(absl::AnyInvocable<void()> cancel_call);
+  void Detach();
+
+ private:
+  mutable absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  absl::AnyInvocable<void()> cancel_call_ ABSL_GUARDED_BY(mu_);
+};
+
+// Many read descriptors sent as one call (tailgate.v1.ReadManyRequest).
+struct ReadManyRequest {
+  // At most the sidecar's --max_batch_reads (1000 by default); more fails
+  // the call with INVALID_ARGUMENT. Each read's own `deadline` is unused:
+  // the call's deadline bounds every read.
+  std::vector<ReadRequest> reads;
+  // How many of the reads the sidecar runs at once; 0: as many as its
+  // admission allows.
+  uint32_t max_in_flight = 0;
+  // Deadline of the whole call, from when it starts; zero uses
+  // ClientOptions::default_deadline, absl::InfiniteDuration() sets none
+  // (the sidecar's --timeout still caps each read).
+  absl::Duration deadline = absl::ZeroDuration();
+  // Optional; Cancel ends the call, and the sidecar cancels the reads still
+  // running. Not owned.
+  Cancellation* cancellation = nullptr;
+};
+
+// One read of a ReadMany, as it completed.
+struct ReadManyItem {
+  // Position of the read in ReadManyRequest::reads.
+  size_t index = 0;
+  // What Read would have returned for it: an upstream answer (any HTTP
+  // status), or the read's own error (NOT_FOUND for an unknown upstream,
+  // INVALID_ARGUMENT for a bad path, ...), code and message unchanged.
+  absl::StatusOr<ReadResponse> response;
+};
+
 struct ClientOptions {
   // Deadline of a call that sets none of its own.
   absl::Duration default_deadline = absl::Seconds(5);
@@ -110,6 +184,7 @@ class Client {
  public:
   using ReadCallback =
       absl::AnyInvocable<void(absl::StatusOr<ReadResponse>) &&>;
+  using ReadManyCallback = absl::FunctionRef<void(ReadManyItem)>;
 
   // Opens an insecure channel to the sidecar's main listener: `target` is
   // "host:port", "[ipv6]:port", "unix:/path" or any other gRPC target URI.
@@ -121,7 +196,7 @@ class Client {
   // Cancels the ReadAsync reads still in flight (their callbacks get
   // CANCELLED) and waits until every ReadAsync callback has returned.
   // REQUIRES: not called from a ReadAsync callback of this Client, and no
-  // blocking Read is still running on another thread.
+  // blocking Read or ReadMany is still running on another thread.
   virtual ~Client() = default;
 
   // Performs one read and blocks until it is over. An upstream answer of any
@@ -132,6 +207,21 @@ class Client {
   // Read would have returned, on a gRPC thread. A request rejected before it
   // is sent (INVALID_ARGUMENT) runs `done` on the calling thread.
   virtual void ReadAsync(const ReadRequest& request, ReadCallback done) = 0;
+
+  // Performs the reads of `request` as one call and blocks until it is
+  // over, calling `on_item` once per read that completed, in the order they
+  // completed, on the calling thread, one at a time. `on_item` may block,
+  // but the sidecar holds an item at most its --send_timeout: a callback
+  // slower than that makes it end the call.
+  // Returns the call's status: OK once every read had its item (whether
+  // the item is OK or not); otherwise the reads without an item did not
+  // complete, and the status says why: DEADLINE_EXCEEDED (the call's
+  // deadline), CANCELLED (request.cancellation), INVALID_ARGUMENT (more
+  // reads than --max_batch_reads, or a read rejected before sending, such
+  // as an infinite hedge_delay, with its index named), UNAVAILABLE, and
+  // INTERNAL for an item whose index is not one of the request's reads.
+  virtual absl::Status ReadMany(const ReadManyRequest& request,
+                                ReadManyCallback on_item) = 0;
 };
 
 }  // namespace tailgate

@@ -317,6 +317,189 @@ TEST(ConnectTest, ReadsOverAUnixSocket) {
   rmdir(dir);
 }
 
+ReadManyRequest Batch(const std::vector<std::string>& paths) {
+  ReadManyRequest batch;
+  for (const std::string& path : paths) batch.reads.push_back(Get(path));
+  return batch;
+}
+
+// Runs `batch` to its end: the items in the order they arrived, and the
+// call's status.
+absl::Status CollectReadMany(Client& client, const ReadManyRequest& batch,
+                             std::vector<ReadManyItem>& items) {
+  return client.ReadMany(
+      batch, [&](ReadManyItem item) { items.push_back(std::move(item)); });
+}
+
+TEST_F(ClientTest, ReadManyGivesEachReadItsOwnItem) {
+  std::vector<ReadManyItem> items;
+  const absl::Status status = CollectReadMany(
+      *client_, Batch({"/a", "/status/503", "/grpc/NOT_FOUND", "/binary"}),
+      items);
+  ASSERT_TRUE(status.ok()) << status;
+  // The fake sends the last read first: items come in completion order,
+  // and the index says which read each one is.
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(items[0].index, 3u);
+  EXPECT_EQ(items[3].index, 0u);
+  std::vector<const ReadManyItem*> by_index(4, nullptr);
+  for (const ReadManyItem& item : items) by_index[item.index] = &item;
+  ASSERT_TRUE(by_index[0]->response.ok()) << by_index[0]->response.status();
+  EXPECT_EQ(by_index[0]->response->status, 200);
+  EXPECT_EQ(by_index[0]->response->body, "hello from /a\n");
+  EXPECT_EQ(by_index[0]->response->trace.replica, testing::kPrimaryReplica);
+  EXPECT_EQ(by_index[0]->response->trace.latency, absl::Milliseconds(3));
+  ASSERT_TRUE(by_index[1]->response.ok());
+  EXPECT_EQ(by_index[1]->response->status, 503);  // an answer, not an error
+  EXPECT_EQ(by_index[2]->response.status(),
+            absl::NotFoundError("fake NOT_FOUND"));
+  ASSERT_TRUE(by_index[3]->response.ok());
+  EXPECT_EQ(by_index[3]->response->body.size(), 256u);
+}
+
+TEST_F(ClientTest, ReadManySendsEveryDescriptorAndTheConcurrencyBound) {
+  ReadManyRequest batch = Batch({"/x", "/y"});
+  batch.reads[1].method = Method::kHead;
+  batch.reads[1].upstream = "eu";
+  batch.reads[1].headers = {{"Accept", "text/plain"}};
+  batch.reads[1].hedge_delay = absl::Milliseconds(1500);
+  batch.max_in_flight = 7;
+  std::vector<ReadManyItem> items;
+  ASSERT_TRUE(CollectReadMany(*client_, batch, items).ok());
+  EXPECT_EQ(items.size(), 2u);
+  const v1::ReadManyRequest sent = fake_->last_read_many();
+  EXPECT_EQ(sent.max_in_flight(), 7u);
+  ASSERT_EQ(sent.reads_size(), 2);
+  EXPECT_EQ(sent.reads(0).path(), "/x");
+  EXPECT_FALSE(sent.reads(0).has_hedge());
+  EXPECT_EQ(sent.reads(1).path(), "/y");
+  EXPECT_EQ(sent.reads(1).method(), v1::METHOD_HEAD);
+  EXPECT_EQ(sent.reads(1).upstream(), "eu");
+  ASSERT_EQ(sent.reads(1).headers_size(), 1);
+  EXPECT_EQ(sent.reads(1).headers(0).value(), "text/plain");
+  EXPECT_EQ(sent.reads(1).hedge().delay().seconds(), 1);
+  EXPECT_EQ(sent.reads(1).hedge().delay().nanos(), 500000000);
+}
+
+TEST_F(ClientTest, ReadManyOfNoReadsIsOkWithNoItems) {
+  std::vector<ReadManyItem> items;
+  EXPECT_TRUE(CollectReadMany(*client_, ReadManyRequest(), items).ok());
+  EXPECT_TRUE(items.empty());
+}
+
+TEST_F(ClientTest, ReadManyOverTheBatchLimitFailsTheCall) {
+  std::vector<std::string> paths(testing::kMaxBatchReads + 1, "/k");
+  std::vector<ReadManyItem> items;
+  const absl::Status status = CollectReadMany(*client_, Batch(paths), items);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("max_batch_reads"));
+  EXPECT_TRUE(items.empty());
+}
+
+TEST_F(ClientTest, ReadManyRejectsABadReadBeforeSendingAndNamesIt) {
+  ReadManyRequest batch = Batch({"/ok", "/never-sent"});
+  batch.reads[1].hedge_delay = absl::InfiniteDuration();
+  std::vector<ReadManyItem> items;
+  const absl::Status status = CollectReadMany(*client_, batch, items);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("reads[1]: hedge_delay"));
+  EXPECT_TRUE(items.empty());
+  EXPECT_EQ(fake_->last_read_many().reads_size(), 0);
+}
+
+TEST_F(ClientTest, ReadManyDeadlineEndsTheCallAfterTheItemsThatCame) {
+  ReadManyRequest batch = Batch({"/hang", "/fast"});
+  batch.deadline = absl::Milliseconds(100);
+  std::vector<ReadManyItem> items;
+  const absl::Time start = absl::Now();
+  const absl::Status status = CollectReadMany(*client_, batch, items);
+  const absl::Duration elapsed = absl::Now() - start;
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].index, 1u);
+  // The slack of PerCallDeadlineEndsAHangingRead.
+  EXPECT_GE(elapsed, batch.deadline - absl::Milliseconds(2));
+  EXPECT_LT(elapsed, absl::Seconds(3));
+}
+
+TEST_F(ClientTest, ReadManyDefaultDeadlineAppliesWhenTheRequestSetsNone) {
+  ClientOptions options;
+  options.default_deadline = absl::Milliseconds(50);
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Connect(fake_->target(), options);
+  ASSERT_TRUE(client.ok());
+  std::vector<ReadManyItem> items;
+  EXPECT_EQ(CollectReadMany(**client, Batch({"/hang"}), items).code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(ClientTest, ReadManyItemCallbackCanCancelTheRest) {
+  // Items are handed over as they arrive: the first one comes while the
+  // /hang read still holds the call open, and cancelling from its callback
+  // ends the call.
+  Cancellation cancellation;
+  ReadManyRequest batch = Batch({"/hang", "/first"});
+  batch.deadline = absl::InfiniteDuration();
+  batch.cancellation = &cancellation;
+  std::vector<size_t> indexes;
+  const absl::Status status = client_->ReadMany(batch, [&](ReadManyItem item) {
+    indexes.push_back(item.index);
+    cancellation.Cancel();
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(indexes, ElementsAre(1u));
+  EXPECT_TRUE(cancellation.cancelled());
+}
+
+TEST_F(ClientTest, ReadManyIsCancelledFromAnotherThread) {
+  Cancellation cancellation;
+  ReadManyRequest batch = Batch({"/hang"});
+  batch.deadline = absl::InfiniteDuration();
+  batch.cancellation = &cancellation;
+  std::thread canceller([&] {
+    // Once the fake has the batch: the call is under way.
+    const absl::Time give_up = absl::Now() + absl::Seconds(10);
+    while (fake_->last_read_many().reads_size() == 0 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    cancellation.Cancel();
+  });
+  std::vector<ReadManyItem> items;
+  const absl::Status status = CollectReadMany(*client_, batch, items);
+  canceller.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(items.empty());
+}
+
+TEST_F(ClientTest, ReadManyWithACancelledCancellationSendsNothing) {
+  Cancellation cancellation;
+  cancellation.Cancel();
+  ReadManyRequest batch = Batch({"/x"});
+  batch.cancellation = &cancellation;
+  std::vector<ReadManyItem> items;
+  EXPECT_EQ(CollectReadMany(*client_, batch, items).code(),
+            absl::StatusCode::kCancelled);
+  EXPECT_TRUE(items.empty());
+  EXPECT_EQ(fake_->last_read_many().reads_size(), 0);
+}
+
+TEST_F(ClientTest, ReadManyItemOutsideTheBatchIsInternal) {
+  std::vector<ReadManyItem> items;
+  const absl::Status status =
+      CollectReadMany(*client_, Batch({"/a", "/bad-index"}), items);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(status.message(), HasSubstr("read 2 of a batch of 2"));
+}
+
+TEST(ConnectTest, ReadManyOnAClosedPortIsUnavailable) {
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Connect(ClosedTarget());
+  ASSERT_TRUE(client.ok());
+  std::vector<ReadManyItem> items;
+  EXPECT_EQ(CollectReadMany(**client, Batch({"/x"}), items).code(),
+            absl::StatusCode::kUnavailable);
+}
+
 class AdminClientTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -5,8 +5,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "client/exit_codes.h"
@@ -15,8 +17,9 @@
 namespace tailgate::cli {
 namespace {
 
-// Which commands an option applies to.
-enum class Scope { kAny, kRead, kStats };
+// Which commands an option applies to: kRead options to single reads and
+// to `many`.
+enum class Scope { kAny, kRead, kMany, kStats };
 
 struct Option {
   absl::string_view long_name;  // without "--", underscores
@@ -99,6 +102,19 @@ constexpr Option kOptions[] = {
        l.verbose = true;
        return absl::OkStatus();
      }},
+    {"max_in_flight", 0, true, Scope::kMany,
+     [](absl::string_view v, CommandLine& l) {
+       if (!absl::SimpleAtoi(v, &l.max_in_flight) || l.max_in_flight == 0) {
+         return absl::InvalidArgumentError(
+             absl::StrCat("want a positive whole number, got '", v, "'"));
+       }
+       return absl::OkStatus();
+     }},
+    {"body", 0, false, Scope::kMany,
+     [](absl::string_view, CommandLine& l) {
+       l.body = true;
+       return absl::OkStatus();
+     }},
     {"json", 0, false, Scope::kStats,
      [](absl::string_view, CommandLine& l) {
        l.json = true;
@@ -144,9 +160,14 @@ absl::Status ApplyPositionals(const std::vector<std::string>& positionals,
                               CommandLine& line) {
   if (positionals.empty()) {
     return UsageError(
-        "missing PATH (or a command: stats, metrics); see --help");
+        "missing PATH (or a command: many, stats, metrics); see --help");
   }
   const std::string& first = positionals[0];
+  if (first == "many") {
+    line.command = Command::kMany;
+    line.paths.assign(positionals.begin() + 1, positionals.end());
+    return absl::OkStatus();
+  }
   if (positionals.size() > 1) {
     return UsageError(absl::StrCat("unexpected argument '", positionals[1],
                                    "' after '", first, "'"));
@@ -181,6 +202,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   }
   std::vector<std::string> positionals;
   const Option* read_option_seen = nullptr;
+  const Option* many_option_seen = nullptr;
   const Option* stats_option_seen = nullptr;
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];
@@ -227,6 +249,7 @@ absl::StatusOr<CommandLine> ParseCommandLine(
       return UsageError(absl::StrCat(name, ": ", applied.message()));
     }
     if (option->scope == Scope::kRead) read_option_seen = option;
+    if (option->scope == Scope::kMany) many_option_seen = option;
     if (option->scope == Scope::kStats) stats_option_seen = option;
   }
   if (absl::Status status = ApplyPositionals(positionals, line); !status.ok()) {
@@ -236,10 +259,16 @@ absl::StatusOr<CommandLine> ParseCommandLine(
       line.read.hedge_delay != absl::ZeroDuration()) {
     return UsageError("--no_hedge and --hedge_delay contradict each other");
   }
-  if (line.command != Command::kRead && read_option_seen != nullptr) {
+  const bool reads =
+      line.command == Command::kRead || line.command == Command::kMany;
+  if (!reads && read_option_seen != nullptr) {
     return UsageError(absl::StrCat(DisplayName(*read_option_seen),
                                    " applies to reads, not to '",
                                    positionals[0], "'"));
+  }
+  if (line.command != Command::kMany && many_option_seen != nullptr) {
+    return UsageError(absl::StrCat(DisplayName(*many_option_seen),
+                                   " applies to 'many' only"));
   }
   if (line.command != Command::kStats && stats_option_seen != nullptr) {
     return UsageError(absl::StrCat(DisplayName(*stats_option_seen),
@@ -248,10 +277,23 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   return line;
 }
 
+std::vector<std::string> PathsFromText(absl::string_view text) {
+  std::vector<std::string> paths;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::ConsumeSuffix(&line, "\r");
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    paths.emplace_back(line);
+  }
+  return paths;
+}
+
 std::string UsageText() {
   return absl::StrCat(
       R"(Usage:
   tailgate_read [OPTIONS] PATH        read PATH through the sidecar
+  tailgate_read [OPTIONS] many [PATH]...
+                                      read many paths as one batch (from
+                                      stdin, one a line, when none is given)
   tailgate_read [--admin=ADDR] stats [--json]
                                       the sidecar's counters (Admin service)
   tailgate_read [--admin=ADDR] metrics
@@ -272,6 +314,19 @@ Read options:
   --hedge_delay=DUR  hedge after DUR instead of the sidecar's --hedge_delay
   -v, --verbose      to stderr: the request, status line, headers and the
                      trace (attempts, hedged, hedge_won, replica, latency)
+
+Many: the reads share the read options and the deadline, and the sidecar
+hedges each on its own. One line per read goes to stdout as it completes:
+  INDEX HTTP_STATUS BYTES PATH          an answer (any HTTP status)
+  INDEX CODE - PATH MESSAGE             a read that failed (NOT_FOUND, ...)
+INDEX is the read's position (from 0); -v adds the trace to answer lines
+(attempts=N hedged=B hedge_won=B replica=URL latency=DUR), --body the body
+(body="...", C-escaped). The exit code is the call's when the call fails
+(after the lines of the reads that completed), else that of the failed
+read with the lowest INDEX, as if it had been read alone; 0 when every
+read got an HTTP status below 400.
+  --max_in_flight=N  the sidecar runs at most N of the reads at once
+  --body             end each answer line with its body
 
 Stats options:
   --admin=ADDR       the sidecar's Admin listener (default 127.0.0.1:9090)

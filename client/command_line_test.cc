@@ -96,6 +96,37 @@ TEST(CommandLineTest, AdminCommands) {
   EXPECT_EQ(line->command, Command::kMetrics);
 }
 
+TEST(CommandLineTest, ManyTakesPathsAndTheReadOptions) {
+  absl::StatusOr<CommandLine> line =
+      Parse({"--upstream=eu", "many", "/a", "-v", "/b", "--max_in_flight=8",
+             "--body", "not-a-path"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->command, Command::kMany);
+  // Sent as given: the sidecar fails the item of a bad path.
+  EXPECT_THAT(line->paths, ElementsAre("/a", "/b", "not-a-path"));
+  EXPECT_EQ(line->read.upstream, "eu");
+  EXPECT_EQ(line->read.path, "");
+  EXPECT_TRUE(line->verbose);
+  EXPECT_TRUE(line->body);
+  EXPECT_EQ(line->max_in_flight, 8u);
+}
+
+TEST(CommandLineTest, ManyWithoutPathsReadsThemFromStdin) {
+  absl::StatusOr<CommandLine> line = Parse({"many"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->command, Command::kMany);
+  EXPECT_TRUE(line->paths.empty());
+  EXPECT_EQ(line->max_in_flight, 0u);
+  EXPECT_FALSE(line->body);
+}
+
+TEST(PathsFromTextTest, OneALineWithoutBlankLinesOrCarriageReturns) {
+  EXPECT_THAT(PathsFromText("/a\r\n\n \t\n/b c\n/d"),
+              ElementsAre("/a", "/b c", "/d"));
+  EXPECT_THAT(PathsFromText(""), ElementsAre());
+  EXPECT_THAT(PathsFromText("\n\n"), ElementsAre());
+}
+
 TEST(CommandLineTest, HelpWinsOverEverythingElse) {
   for (const char* help : {"-h", "--help"}) {
     absl::StatusOr<CommandLine> line = Parse({"--bogus", help});
@@ -143,6 +174,16 @@ TEST(CommandLineTest, ErrorsNameTheProblem) {
               HasSubstr("--json applies to 'stats'"));
   EXPECT_THAT(ErrorOf({"-H", "A: b", "metrics"}),
               HasSubstr("-H applies to reads, not to 'metrics'"));
+  EXPECT_THAT(ErrorOf({"--max_in_flight=8", "/p"}),
+              HasSubstr("--max_in_flight applies to 'many' only"));
+  EXPECT_THAT(ErrorOf({"--body", "stats"}),
+              HasSubstr("--body applies to 'many' only"));
+  EXPECT_THAT(ErrorOf({"--max_in_flight=0", "many"}),
+              HasSubstr("--max_in_flight: want a positive whole number"));
+  EXPECT_THAT(ErrorOf({"--max_in_flight=-1", "many"}),
+              HasSubstr("--max_in_flight: want a positive whole number"));
+  EXPECT_THAT(ErrorOf({"--json", "many"}),
+              HasSubstr("--json applies to 'stats'"));
 }
 
 TEST(CommandLineTest, UsageListsEveryOptionAndTheExitCodes) {
@@ -150,6 +191,7 @@ TEST(CommandLineTest, UsageListsEveryOptionAndTheExitCodes) {
   for (const char* expected :
        {"--target", "--head", "-H", "--upstream", "--deadline", "--no_hedge",
         "--hedge_delay", "--verbose", "--admin", "--json", "stats", "metrics",
+        "many [PATH]...", "--max_in_flight=N", "--body",
         "Exit codes:", "  2   usage error"}) {
     EXPECT_THAT(usage, HasSubstr(expected));
   }

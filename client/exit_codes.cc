@@ -14,7 +14,7 @@ struct ExitCodeRow {
 
 constexpr ExitCodeRow kRows[] = {
     {kExitOk, absl::StatusCode::kOk,
-     "HTTP status below 400; or stats/metrics printed"},
+     "HTTP status below 400 (many: every read's); or stats/metrics printed"},
     {kExitOtherError, absl::StatusCode::kOk,
      "any other gRPC error (UNKNOWN, INTERNAL, UNIMPLEMENTED, ...)"},
     {kExitUsage, absl::StatusCode::kOk,
@@ -55,6 +55,11 @@ int ExitCodeForError(const absl::Status& status) {
     }
   }
   return kExitOtherError;
+}
+
+int ExitCodeForRead(const absl::StatusOr<ReadResponse>& read) {
+  return read.ok() ? ExitCodeForHttpStatus(read->status)
+                   : ExitCodeForError(read.status());
 }
 
 std::string ExitCodeTable() {

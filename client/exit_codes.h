@@ -10,6 +10,9 @@
 //   10  INVALID_ARGUMENT  11  NOT_FOUND      12  RESOURCE_EXHAUSTED
 //   13  UNAVAILABLE       14  DEADLINE_EXCEEDED  15  CANCELLED
 //
+// `many` exits with the call's code when the call fails, else with the code
+// of its failed read of lowest index (ExitCodeForRead), 0 when none failed.
+//
 // Thread safety: pure functions.
 
 #ifndef TAILGATE_CLIENT_EXIT_CODES_H_
@@ -18,6 +21,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/client.h"
 
 namespace tailgate::cli {
 
@@ -39,6 +44,9 @@ int ExitCodeForHttpStatus(int http_status);
 
 // The code for a failed call. REQUIRES: !status.ok().
 int ExitCodeForError(const absl::Status& status);
+
+// The code one read would exit with: its HTTP status's, or its error's.
+int ExitCodeForRead(const absl::StatusOr<ReadResponse>& read);
 
 // The table above, one "CODE  meaning" line per exit code, for --help.
 std::string ExitCodeTable();

@@ -42,6 +42,18 @@ TEST(ExitCodesTest, EachGrpcErrorClass) {
   }
 }
 
+TEST(ExitCodesTest, AReadsCodeIsItsHttpStatusOrItsError) {
+  ReadResponse response;
+  response.status = 200;
+  EXPECT_EQ(ExitCodeForRead(response), kExitOk);
+  response.status = 404;
+  EXPECT_EQ(ExitCodeForRead(response), kExitHttp4xx);
+  response.status = 503;
+  EXPECT_EQ(ExitCodeForRead(response), kExitHttp5xx);
+  EXPECT_EQ(ExitCodeForRead(absl::NotFoundError("x")), kExitNotFound);
+  EXPECT_EQ(ExitCodeForRead(absl::InternalError("x")), kExitOtherError);
+}
+
 TEST(ExitCodesTest, TableHasOneLinePerDistinctCode) {
   std::set<int> codes;
   for (absl::string_view row :

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,6 +66,65 @@ int RunRead(const CommandLine& line) {
   return Write(response->body, ExitCodeForHttpStatus(response->status));
 }
 
+// All of stdin; false (and a line on stderr) when it cannot be read.
+bool ReadStdin(std::string& text) {
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), stdin)) > 0) {
+    text.append(buffer, n);
+  }
+  if (ferror(stdin)) {
+    PrintToStderr(absl::StrCat(
+        "tailgate_read: cannot read stdin: ", strerror(errno), "\n"));
+    return false;
+  }
+  return true;
+}
+
+// One batch: a line per read as it completes, then the exit code (see
+// UsageText).
+int RunMany(const CommandLine& line) {
+  std::vector<std::string> paths = line.paths;
+  if (paths.empty()) {
+    std::string text;
+    if (!ReadStdin(text)) return kExitUsage;
+    paths = PathsFromText(text);
+  }
+  ReadManyRequest batch;
+  batch.reads.reserve(paths.size());
+  for (std::string& path : paths) {
+    ReadRequest& read = batch.reads.emplace_back(line.read);
+    read.path = std::move(path);
+  }
+  batch.max_in_flight = line.max_in_flight;
+  Cancellation cancellation;
+  batch.cancellation = &cancellation;
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Connect(line.target, Options(line));
+  if (!client.ok()) return Fail(client.status());
+  size_t failed_index = batch.reads.size();  // lowest failed index so far
+  int failed_exit_code = kExitOk;
+  bool output_failed = false;
+  const absl::Status status =
+      (*client)->ReadMany(batch, [&](ReadManyItem item) {
+        if (output_failed) return;
+        if (!WriteStdout(FormatManyItem(item, batch.reads[item.index].path,
+                                        line.verbose, line.body))) {
+          output_failed = true;
+          cancellation.Cancel();  // nobody reads the rest
+          return;
+        }
+        const int exit_code = ExitCodeForRead(item.response);
+        if (exit_code != kExitOk && item.index < failed_index) {
+          failed_index = item.index;
+          failed_exit_code = exit_code;
+        }
+      });
+  if (output_failed) return kExitOutputError;
+  if (!status.ok()) return Fail(status);
+  return failed_exit_code;
+}
+
 int RunAdmin(const CommandLine& line) {
   absl::StatusOr<std::unique_ptr<AdminClient>> admin =
       AdminClient::Connect(line.admin, Options(line));
@@ -92,6 +152,8 @@ int Run(const std::vector<std::string>& args) {
       return Write(UsageText(), kExitOk);
     case Command::kRead:
       return RunRead(*line);
+    case Command::kMany:
+      return RunMany(*line);
     case Command::kStats:
     case Command::kMetrics:
       return RunAdmin(*line);

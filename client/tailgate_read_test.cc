@@ -1,6 +1,9 @@
 // Runs the tailgate_read binary against an in-process fake sidecar and
 // checks what a user sees: stdout, stderr and the exit code.
 
+#include <stdlib.h>
+
+#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +24,7 @@ namespace {
 
 using testing::ChildOptions;
 using testing::ChildResult;
+using ::testing::ElementsAre;
 using testing::FakeSidecar;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -38,8 +42,10 @@ struct Outcome {
 // root the test starts in) with `args`; stdout goes to `stdout_path`, or is
 // captured into Outcome::out.
 Outcome RunTailgateRead(const std::vector<std::string>& args,
-                        const std::string& stdout_path = "") {
+                        const std::string& stdout_path = "",
+                        const std::string& stdin_path = "") {
   ChildOptions options;
+  if (!stdin_path.empty()) options.stdin_from = Output::File(stdin_path);
   options.argv = {"client/tailgate_read"};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.stdout_to =
@@ -74,6 +80,15 @@ class TailgateReadTest : public ::testing::Test {
   Outcome Read(std::vector<std::string> args) {
     args.insert(args.begin(), absl::StrCat("--target=", fake_->target()));
     return RunTailgateRead(args);
+  }
+
+  // `many` with `args` (options and paths), stdin holding `input`.
+  Outcome Many(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), absl::StrCat("--target=", fake_->target()));
+    const std::string stdin_path =
+        absl::StrCat(getenv("TEST_TMPDIR"), "/many-stdin");
+    std::ofstream(stdin_path, std::ios::binary | std::ios::trunc) << input;
+    return RunTailgateRead(args, "", stdin_path);
   }
 
   Outcome Admin(std::vector<std::string> args) {
@@ -209,6 +224,109 @@ TEST_F(TailgateReadTest, UnwritableStdoutIsAnOutputError) {
   EXPECT_THAT(run.err, StartsWith("tailgate_read: cannot write to stdout"));
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST_F(TailgateReadTest, ManyPrintsALinePerReadAsItCompletes) {
+  const Outcome run = Many({"many", "/a", "/binary", "/status/204"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(run.err, IsEmpty());
+  // The fake answers the last read first: lines in completion order.
+  EXPECT_THAT(Lines(run.out), ElementsAre("2 204 11 /status/204",
+                                          "1 200 256 /binary", "0 200 14 /a"));
+}
+
+TEST_F(TailgateReadTest, ManyReadsPathsFromStdinWithTheReadOptions) {
+  const Outcome run = Many({"--head", "-H", "Accept: text/plain",
+                            "--upstream=eu", "--max_in_flight=3", "many"},
+                           "/one\r\n\n  \n/two\n/three");
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(Lines(run.out),
+              ElementsAre("2 200 0 /three", "1 200 0 /two", "0 200 0 /one"));
+  const v1::ReadManyRequest sent = fake_->last_read_many();
+  EXPECT_EQ(sent.max_in_flight(), 3u);
+  ASSERT_EQ(sent.reads_size(), 3);
+  for (const v1::ReadRequest& read : sent.reads()) {
+    EXPECT_EQ(read.method(), v1::METHOD_HEAD);
+    EXPECT_EQ(read.upstream(), "eu");
+    ASSERT_EQ(read.headers_size(), 1);
+    EXPECT_EQ(read.headers(0).name(), "Accept");
+  }
+}
+
+TEST_F(TailgateReadTest, ManyVerboseAddsTheTraceAndBodyTheBody) {
+  const Outcome run = Many({"-v", "--body", "many", "/hedged", "/q\"x"});
+  EXPECT_EQ(run.exit_code, kExitOk) << run.err;
+  EXPECT_THAT(
+      Lines(run.out),
+      ElementsAre(absl::StrCat("1 200 16 /q\"x attempts=1 hedged=false "
+                               "hedge_won=false replica=",
+                               testing::kPrimaryReplica,
+                               " latency=3ms body=\"hello from /q\\\"x\\n\""),
+                  absl::StrCat("0 200 7 /hedged attempts=2 hedged=true "
+                               "hedge_won=true replica=",
+                               testing::kHedgeReplica,
+                               " latency=12.5ms body=\"hedged\\n\"")));
+}
+
+TEST_F(TailgateReadTest, ManyFailedReadsFailOnlyTheirLines) {
+  const Outcome run =
+      Many({"many", "/ok", "/grpc/NOT_FOUND", "/status/503", "/missing-ok"});
+  // The lowest failed index decides: NOT_FOUND (1), not the 503 (2).
+  EXPECT_EQ(run.exit_code, kExitNotFound);
+  EXPECT_THAT(run.err, IsEmpty());
+  EXPECT_THAT(Lines(run.out),
+              ElementsAre("3 200 23 /missing-ok", "2 503 11 /status/503",
+                          "1 NOT_FOUND - /grpc/NOT_FOUND fake NOT_FOUND",
+                          "0 200 15 /ok"));
+}
+
+TEST_F(TailgateReadTest, ManyExitsWithTheLowestFailedReadsCode) {
+  EXPECT_EQ(Many({"many", "/status/404", "/grpc/UNAVAILABLE"}).exit_code,
+            kExitHttp4xx);
+  EXPECT_EQ(Many({"many", "/x", "/grpc/UNAVAILABLE", "/status/404"}).exit_code,
+            kExitUnavailable);
+}
+
+TEST_F(TailgateReadTest, ManyDeadlineFailsTheCallAfterTheLinesThatCame) {
+  const Outcome run = Many({"--deadline=200ms", "many", "/hang", "/fast"});
+  EXPECT_EQ(run.exit_code, kExitDeadlineExceeded);
+  EXPECT_THAT(Lines(run.out), ElementsAre("1 200 17 /fast"));
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: DEADLINE_EXCEEDED: "));
+  EXPECT_EQ(LineCount(run.err), 1);
+}
+
+TEST_F(TailgateReadTest, ManyOverTheBatchLimitIsInvalidArgument) {
+  std::string input;
+  for (int i = 0; i <= testing::kMaxBatchReads; ++i) {
+    absl::StrAppend(&input, "/k/", i, "\n");
+  }
+  const Outcome run = Many({"many"}, input);
+  EXPECT_EQ(run.exit_code, kExitInvalidArgument);
+  EXPECT_THAT(run.out, IsEmpty());
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: INVALID_ARGUMENT: "));
+  EXPECT_THAT(run.err, HasSubstr("max_batch_reads=1000"));
+}
+
+TEST_F(TailgateReadTest, ManyOfNothingIsOk) {
+  const Outcome run = Many({"many"}, "\n\n");
+  EXPECT_EQ(run.exit_code, kExitOk);
+  EXPECT_THAT(run.out, IsEmpty());
+  EXPECT_THAT(run.err, IsEmpty());
+}
+
+TEST_F(TailgateReadTest, ManyUnwritableStdoutIsAnOutputError) {
+  const Outcome run = RunTailgateRead(
+      {absl::StrCat("--target=", fake_->target()), "many", "/a", "/hang"},
+      "/dev/full");
+  // The first line cannot be written: the /hang read is cancelled rather
+  // than waited for.
+  EXPECT_EQ(run.exit_code, kExitOutputError);
+  EXPECT_THAT(run.err, StartsWith("tailgate_read: cannot write to stdout"));
+  EXPECT_EQ(LineCount(run.err), 1);
+}
+
 TEST_F(TailgateReadTest, StatsPrintsATable) {
   const Outcome run = Admin({"stats"});
   EXPECT_EQ(run.exit_code, kExitOk);
@@ -252,7 +370,8 @@ TEST(TailgateReadHelpTest, HelpDocumentsOptionsAndExitCodes) {
   for (const char* expected :
        {"--target=ADDR", "--head", "-H 'Name: value'", "--upstream=NAME",
         "--deadline=DUR", "--no_hedge", "--hedge_delay=DUR", "-v, --verbose",
-        "stats [--json]", "metrics", "Exit codes:", "RESOURCE_EXHAUSTED",
+        "stats [--json]", "metrics", "many [PATH]...", "--max_in_flight=N",
+        "--body", "Exit codes:", "RESOURCE_EXHAUSTED",
         "  14  DEADLINE_EXCEEDED"}) {
     EXPECT_THAT(run.out, HasSubstr(expected));
   }
@@ -287,6 +406,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::vector<std::string>{"--head=yes", "/x"},
                       std::vector<std::string>{"--json", "/x"},
                       std::vector<std::string>{"-v", "stats"},
+                      std::vector<std::string>{"--max_in_flight=0", "many"},
+                      std::vector<std::string>{"--body", "/x"},
                       std::vector<std::string>{"--target=", "/x"}));
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -14,6 +15,11 @@ namespace tailgate::cli {
 namespace {
 
 absl::string_view Bool(bool value) { return value ? "true" : "false"; }
+
+// `text` with its line breaks made spaces.
+std::string OneLine(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"\r", " "}, {"\n", " "}});
+}
 
 std::string HedgeChoice(const ReadRequest& request) {
   if (request.disable_hedge) return "off";
@@ -172,7 +178,32 @@ std::string FormatResponse(const ReadResponse& response) {
 std::string FormatError(const absl::Status& status) {
   return absl::StrCat(
       "tailgate_read: ", absl::StatusCodeToString(status.code()), ": ",
-      absl::StrReplaceAll(status.message(), {{"\r", " "}, {"\n", " "}}), "\n");
+      OneLine(status.message()), "\n");
+}
+
+std::string FormatManyItem(const ReadManyItem& item, absl::string_view path,
+                           bool trace, bool body) {
+  if (!item.response.ok()) {
+    const absl::Status& status = item.response.status();
+    return absl::StrCat(item.index, " ",
+                        absl::StatusCodeToString(status.code()), " - ", path,
+                        " ", OneLine(status.message()), "\n");
+  }
+  const ReadResponse& response = *item.response;
+  std::string text = absl::StrCat(item.index, " ", response.status, " ",
+                                  response.body.size(), " ", path);
+  if (trace) {
+    absl::StrAppend(&text, " attempts=", response.trace.attempts,
+                    " hedged=", Bool(response.trace.hedged),
+                    " hedge_won=", Bool(response.trace.hedge_won),
+                    " replica=", response.trace.replica,
+                    " latency=", absl::FormatDuration(response.trace.latency));
+  }
+  if (body) {
+    absl::StrAppend(&text, " body=\"", absl::CHexEscape(response.body), "\"");
+  }
+  text.push_back('\n');
+  return text;
 }
 
 std::string FormatStatsTable(const SidecarStats& stats) {

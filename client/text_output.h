@@ -1,5 +1,5 @@
-// What tailgate_read prints: the -v transcript of a read, the stats table
-// and JSON, and error lines.
+// What tailgate_read prints: the -v transcript of a read, the line of each
+// read of `many`, the stats table and JSON, and error lines.
 //
 // Example (-v of a hedged read):
 //   * target=127.0.0.1:8080 upstream=(default) deadline=5s hedge=(default)
@@ -31,6 +31,15 @@ std::string FormatRequest(absl::string_view target, absl::Duration deadline,
 
 // The "<" lines (status line, headers) and the "* trace" line.
 std::string FormatResponse(const ReadResponse& response);
+
+// The line of one read of `many` (`path` is its path), ending in "\n":
+//   "INDEX HTTP_STATUS BYTES PATH" for an answer; with `trace`, then
+//   " attempts=N hedged=B hedge_won=B replica=URL latency=DUR"; with
+//   `body`, then ' body="..."' (C-escaped: \n, \", \xNN, ...).
+//   "INDEX CODE - PATH MESSAGE" for a failed read (CODE as
+//   NOT_FOUND; the message on the same line whatever it holds).
+std::string FormatManyItem(const ReadManyItem& item, absl::string_view path,
+                           bool trace, bool body);
 
 // "tailgate_read: UNAVAILABLE: message\n", on one line whatever the message.
 std::string FormatError(const absl::Status& status);

@@ -32,6 +32,26 @@ TEST(FormatRequestTest, ShowsTargetOptionsAndRequestLines) {
               HasSubstr(" hedge=off\n"));
 }
 
+TEST(FormatManyItemTest, AnAnswerIsIndexStatusSizeAndPath) {
+  ReadResponse response;
+  response.status = 404;
+  response.body = "no\n\"such\"\x01";
+  response.trace = {2, true, true, "http://r2:80", absl::Microseconds(4200)};
+  const ReadManyItem item{7, response};
+  EXPECT_EQ(FormatManyItem(item, "/k/7", false, false), "7 404 10 /k/7\n");
+  EXPECT_EQ(FormatManyItem(item, "/k/7", true, false),
+            "7 404 10 /k/7 attempts=2 hedged=true hedge_won=true "
+            "replica=http://r2:80 latency=4.2ms\n");
+  EXPECT_EQ(FormatManyItem(item, "/k/7", false, true),
+            "7 404 10 /k/7 body=\"no\\n\\\"such\\\"\\x01\"\n");
+}
+
+TEST(FormatManyItemTest, AFailedReadIsIndexCodeAndMessageOnOneLine) {
+  const ReadManyItem item{3, absl::NotFoundError("no upstream\nnamed x")};
+  EXPECT_EQ(FormatManyItem(item, "/x", true, true),
+            "3 NOT_FOUND - /x no upstream named x\n");
+}
+
 TEST(FormatResponseTest, ShowsStatusHeadersAndTrace) {
   ReadResponse response;
   response.status = 503;

@@ -62,6 +62,8 @@ EXPECTED_LINES = (
         ("health", "read"),
         ("health", "admin"),
         ("reflection", None),
+    ] + [("item", "many")] * 4 + [
+        ("batch", "many"),
         ("read", "unix"),
     ])
 
@@ -280,6 +282,27 @@ class GoClientEndToEndTest(unittest.TestCase):
         self.assertIn("grpc.health.v1.Health", services)
         self.assertIn("grpc.reflection.%s.ServerReflection" % reflection["api"],
                       services)
+
+    def test_read_many_prints_each_item_as_it_arrives(self):
+        items = {}
+        for kind, fields in self.lines:
+            if kind == "item":
+                self.assertNotIn(fields["index"], items, self.lines)
+                items[fields["index"]] = fields
+        self.assertEqual(sorted(items), ["0", "1", "2", "3"])
+        for index in ("0", "3"):
+            read = items[index]
+            self.assertEqual((read["status"], read["body"], read["replica"]),
+                             ("200", "fast:/many/" + index, self.fast.url))
+            self.assertEqual(read["attempts"],
+                             "2" if read["hedged"] == "true" else "1", read)
+        self.assertEqual((items["1"]["status"], items["1"]["body"]),
+                         ("404", "no such thing\n"))
+        # The unknown upstream fails its own item, not the call.
+        self.assertEqual(items["2"]["code"], "NOT_FOUND")
+        self.assertIn("nowhere", items["2"]["message"])
+        batch = self.line("batch", "many")
+        self.assertEqual((batch["code"], batch["items"]), ("OK", "4"))
 
     def test_read_over_unix_socket(self):
         self.assertTrue(self.unix_sidecar.target.startswith("unix:/"))

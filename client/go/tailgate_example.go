@@ -7,6 +7,9 @@
 //	stats requests=N hedges=N hedge_wins=N cancelled=N hedges_skipped=N timeouts=N replicas=URL=STATE,...
 //	health listener=read|admin service="..." status=STATUS
 //	reflection api=v1|v1alpha services=NAME,...
+//	item call=many index=N status=N body="..." attempts=N hedged=B hedge_won=B replica=URL latency_ms=F
+//	item call=many index=N code=CODE message="..."
+//	batch call=many code=CODE items=N elapsed_ms=F
 //
 // CODE is the canonical gRPC name (NOT_FOUND, CANCELLED, ...). Strings are
 // quoted Go-style. The calls expect the sidecar's replicas to serve the paths
@@ -94,6 +97,7 @@ func main() {
 	health(reads, "read", "")
 	health(admins, "admin", "tailgate.v1.Admin")
 	reflection(reads)
+	e.readMany()
 	if *unixTarget != "" {
 		unix := dial(*unixTarget)
 		defer unix.Close()
@@ -201,6 +205,51 @@ func (e *example) cancel() {
 	fmt.Printf("cancel code=%s elapsed_ms=%.1f admitted=%t cancelled_before=%d cancelled_after=%d\n",
 		codeName(status.Code(err)), milliseconds(elapsed), admitted != nil,
 		before.GetCancelled(), after.GetCancelled())
+}
+
+// readMany reads a batch as one HedgedRead.ReadMany call and prints each
+// item as the stream delivers it, in completion order: two plain reads, an
+// HTTP 404 (an answer), and an unknown upstream (that read's own
+// NOT_FOUND, not the call's). The call's deadline bounds the whole batch;
+// cancelling its context cancels the reads still running on the sidecar.
+func (e *example) readMany() {
+	request := &tailgatev1.ReadManyRequest{
+		Reads: []*tailgatev1.ReadRequest{
+			{Path: "/many/0"},
+			{Path: "/missing"},
+			{Path: "/many/2", Upstream: "nowhere"},
+			{Path: "/many/3"},
+		},
+		MaxInFlight: 2,
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), *deadline)
+	defer cancel()
+	stream, err := e.read.ReadMany(ctx, request)
+	items := 0
+	for err == nil {
+		var item *tailgatev1.ReadManyItem
+		if item, err = stream.Recv(); err != nil {
+			break
+		}
+		items++
+		if item.GetCode() != 0 {
+			fmt.Printf("item call=many index=%d code=%s message=%s\n", item.GetIndex(),
+				codeName(codes.Code(item.GetCode())), strconv.Quote(item.GetMessage()))
+			continue
+		}
+		response := item.GetResponse()
+		trace := response.GetTrace()
+		fmt.Printf("item call=many index=%d status=%d body=%s attempts=%d hedged=%t hedge_won=%t replica=%s latency_ms=%.1f\n",
+			item.GetIndex(), response.GetStatus(), strconv.Quote(string(response.GetBody())),
+			trace.GetAttempts(), trace.GetHedged(), trace.GetHedgeWon(), trace.GetReplica(),
+			milliseconds(trace.GetLatency().AsDuration()))
+	}
+	if err == io.EOF { // the stream ended with OK
+		err = nil
+	}
+	fmt.Printf("batch call=many code=%s items=%d elapsed_ms=%.1f\n",
+		codeName(status.Code(err)), items, milliseconds(time.Since(start)))
 }
 
 // waitForStats polls GetStats until done holds, for at most --deadline;

@@ -13,6 +13,11 @@
 //                                       a call that failed with a gRPC code
 //   stats requests=N ... replicas=URL=STATE,...
 //                                       Admin.GetStats
+//   item call=many index=N status=N body="..." attempts=N ...
+//   item call=many index=N code=CODE message="..."
+//                                       one read of a ReadMany, as it arrives
+//   batch call=many code=CODE items=N elapsed_ms=N
+//                                       the ReadMany call's own status
 // The paths it reads are those of the loopback test replicas
 // (client/testing/sidecar_harness.py): any path echoes "NAME:PATH",
 // /status/503 answers 503, /stall outlasts the deadlines set here. The exit
@@ -29,6 +34,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -41,6 +47,8 @@ import tailgate.v1.Header;
 import tailgate.v1.HedgeOptions;
 import tailgate.v1.HedgedReadGrpc;
 import tailgate.v1.Method;
+import tailgate.v1.ReadManyItem;
+import tailgate.v1.ReadManyRequest;
 import tailgate.v1.ReadRequest;
 import tailgate.v1.ReadResponse;
 import tailgate.v1.ReplicaStats;
@@ -163,6 +171,71 @@ public final class TailgateExample {
     awaitInFlight(0);
     printStats(admin.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
         .getStats(GetStatsRequest.getDefaultInstance()));
+
+    // A batch as one ReadMany call: two plain reads, an HTTP 404 (an
+    // answer) and an unknown upstream (that read's own NOT_FOUND, not the
+    // call's), at most two running at once.
+    readMany(
+        "many",
+        ReadManyRequest.newBuilder()
+            .addReads(get("/many/0"))
+            .addReads(get("/missing"))
+            .addReads(get("/many/2").setUpstream("nowhere"))
+            .addReads(get("/many/3"))
+            .setMaxInFlight(2)
+            .build());
+  }
+
+  /**
+   * One ReadMany call: prints each item as the stream delivers it (in
+   * completion order), then the call's status. The deadline bounds the
+   * whole batch; cancelling the call's Context (as cancelledRead does)
+   * would cancel the reads still running.
+   */
+  private void readMany(String call, ReadManyRequest request) {
+    long start = System.nanoTime();
+    int items = 0;
+    Status status = Status.OK;
+    try {
+      Iterator<ReadManyItem> stream =
+          reads.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS).readMany(request);
+      while (stream.hasNext()) {
+        printItem(call, stream.next());
+        items++;
+      }
+    } catch (StatusRuntimeException e) {
+      status = e.getStatus();
+    }
+    System.out.printf(
+        "batch call=%s code=%s items=%d elapsed_ms=%d%n",
+        call, status.getCode(), items,
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+  }
+
+  private static void printItem(String call, ReadManyItem item) {
+    if (item.getCode() != 0) {
+      System.out.printf(
+          "item call=%s index=%d code=%s message=%s%n",
+          call,
+          item.getIndex(),
+          Status.fromCodeValue(item.getCode()).getCode(),
+          quote(ByteString.copyFromUtf8(item.getMessage())));
+      return;
+    }
+    ReadResponse response = item.getResponse();
+    Duration latency = response.getTrace().getLatency();
+    System.out.printf(
+        "item call=%s index=%d status=%d body=%s attempts=%d hedged=%b hedge_won=%b"
+            + " replica=%s latency_ms=%d%n",
+        call,
+        item.getIndex(),
+        response.getStatus(),
+        quote(response.getBody()),
+        response.getTrace().getAttempts(),
+        response.getTrace().getHedged(),
+        response.getTrace().getHedgeWon(),
+        response.getTrace().getReplica(),
+        latency.getSeconds() * 1000 + latency.getNanos() / 1_000_000);
   }
 
   private static ReadRequest.Builder get(String path) {

@@ -201,7 +201,7 @@ class JavaClientEndToEndTest(unittest.TestCase):
         hedged = names.count("hedged")
         self.assertEqual(names, ["plain"] + ["hedged"] * hedged + [
             "head", "status-503", "missing-upstream", "deadline", "cancel",
-            "stats"])
+            "stats"] + ["many"] * 5)
 
     def test_plain_read(self):
         (line,) = self.calls("plain")
@@ -259,9 +259,25 @@ class JavaClientEndToEndTest(unittest.TestCase):
                          line)
         self.assertLess(int(line["elapsed_ms"]), STALL_MS)
 
+    def test_read_many_prints_each_item_as_it_arrives(self):
+        lines = self.calls("many")
+        self.assertEqual([line["kind"] for line in lines],
+                         ["item"] * 4 + ["batch"], lines)
+        items = {line["index"]: line for line in lines[:4]}
+        self.assertEqual(sorted(items), ["0", "1", "2", "3"], lines)
+        for index in ("0", "3"):
+            line = dict(items[index], kind="read")
+            self.assert_read_from_fast(line, "fast:/many/" + index)
+        self.assertEqual((items["1"]["status"], items["1"]["body"]),
+                         ("404", "no such thing\n"))
+        # The unknown upstream fails its own item, not the call.
+        self.assertEqual(items["2"]["code"], "NOT_FOUND")
+        self.assertIn('"nowhere"', items["2"]["message"])
+        self.assertEqual((lines[4]["code"], lines[4]["items"]), ("OK", "4"))
+
     def test_admin_stats_count_the_calls(self):
-        stats = self.lines[-1]
-        self.assertEqual(stats["kind"], "stats")
+        # Printed before the ReadMany call: its reads are not counted.
+        (stats,) = [line for line in self.lines if line["kind"] == "stats"]
         reads = [line for line in self.lines if line["kind"] == "read"]
         # Admitted: every OK read, the deadline and the cancelled read (an
         # unknown upstream is refused before admission).

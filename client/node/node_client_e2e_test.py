@@ -112,7 +112,8 @@ class NodeClientEndToEndTest(unittest.TestCase):
         self.assertEqual(
             [k for k, _ in self.lines],
             ["read"] * 6 + ["error"] * 4 + ["cancel"] + ["health"] * 2 +
-            ["reflection", "read", "stats"], self.stdout)
+            ["reflection", "read", "stats"] + ["item"] * 4 + ["batch"],
+            self.stdout)
 
     def test_plain_read(self):
         read = self.line("read", "read")
@@ -229,6 +230,26 @@ class NodeClientEndToEndTest(unittest.TestCase):
         self.assertEqual({r["url"]: r["circuit"] for r in replicas},
                          {self.fast.url: "CIRCUIT_STATE_CLOSED",
                           self.slow.url: "CIRCUIT_STATE_CLOSED"})
+
+
+    def test_read_many_prints_each_item_as_it_arrives(self):
+        items = {}
+        for kind, fields in self.lines:
+            if kind == "item" and fields["call"] == "read_many":
+                self.assertNotIn(fields["index"], items, self.stdout)
+                items[fields["index"]] = fields
+        self.assertEqual(sorted(items), ["0", "1", "2", "3"], self.stdout)
+        for index in ("0", "3"):
+            self.assertEqual((items[index]["status"], items[index]["body"]),
+                             ("200", "fast:/many/" + index))
+            self.assert_trace(items[index])
+        self.assertEqual((items["1"]["status"], items["1"]["body"]),
+                         ("404", "no such thing\n"))
+        # The unknown upstream fails its own item, not the call.
+        self.assertEqual(items["2"]["code"], "NOT_FOUND")
+        self.assertIn("nowhere", items["2"]["message"])
+        batch = self.line("batch", "read_many")
+        self.assertEqual((batch["code"], batch["items"]), ("OK", "4"))
 
 
 class NodeClientUnixSocketTest(unittest.TestCase):

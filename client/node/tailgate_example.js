@@ -10,6 +10,9 @@
 //   stats requests=... hedges=... hedge_wins=... cancelled=... replicas=[...]
 //   health port=listen service="" status=SERVING
 //   reflection version=v1alpha services=... files=...
+//   item call=read_many index=N status=200 body="..." attempts=1 ...
+//   item call=read_many index=N code=NOT_FOUND message="..."
+//   batch call=read_many code=OK items=N
 //
 // (each a single line; strings that may hold spaces are JSON-quoted).
 //
@@ -114,7 +117,16 @@ function loadInline(source) {
 const ALL_CALLS = [
   'read', 'hedged', 'head', 'latin1', 'missing', 'all_503', 'invalid_argument',
   'not_found', 'too_large', 'deadline', 'cancel', 'health', 'reflection',
-  'stats'
+  'stats', 'read_many'
+];
+
+// The reads of the read_many call: two plain reads, an HTTP 404 (an answer)
+// and an unknown upstream (that read's own NOT_FOUND).
+const READ_MANY_READS = [
+  {path: '/many/0'},
+  {path: '/missing'},
+  {path: '/many/2', upstream: 'nowhere'},
+  {path: '/many/3'},
 ];
 
 function usage(message) {
@@ -179,7 +191,45 @@ function printError(call, error, extra = '') {
       ` message=${JSON.stringify(error.details)}${extra}`);
 }
 
+// One ReadManyItem: its read's answer, or that read's own error.
+function printItem(call, item) {
+  if (item.code !== 0) {
+    console.log(
+        `item call=${call} index=${item.index} code=${grpc.status[item.code]}` +
+        ` message=${JSON.stringify(item.message)}`);
+    return;
+  }
+  const response = item.response;
+  const trace = response.trace;
+  console.log(
+      `item call=${call} index=${item.index} status=${response.status}` +
+      ` body=${JSON.stringify(response.body.toString('utf8'))}` +
+      ` attempts=${trace.attempts} hedged=${trace.hedged}` +
+      ` hedge_won=${trace.hedge_won} replica=${trace.replica}` +
+      ` latency_ms=${durationMs(trace.latency).toFixed(1)}`);
+}
+
 // --- calls -------------------------------------------------------------
+
+// HedgedRead.ReadMany: a server stream of items in completion order, each
+// printed as it arrives; resolves with the call's status. The deadline
+// bounds the whole batch; call.cancel() would cancel the reads still
+// running.
+function readMany(client, reads, maxInFlight) {
+  return new Promise((resolve) => {
+    let items = 0;
+    const call = client.ReadMany(
+        {reads, max_in_flight: maxInFlight},
+        {deadline: Date.now() + CALL_DEADLINE_MS});
+    call.on('data', (item) => {
+      items++;
+      printItem('read_many', item);
+    });
+    // 'status' comes once, after the last item or with the error.
+    call.on('status', (status) => resolve({code: status.code, items}));
+    call.on('error', () => {});  // its status is the 'status' event's
+  });
+}
 
 // One unary call as a promise of {error, response}.
 function unary(client, method, request, deadlineMs = CALL_DEADLINE_MS) {
@@ -448,6 +498,15 @@ async function main() {
           ` cancelled=${s.cancelled} hedges_skipped=${s.hedges_skipped}` +
           ` in_flight=${s.in_flight} amplification=${amplification}` +
           ` replicas=${JSON.stringify(replicas)}`);
+    },
+
+    read_many: async () => {
+      const {code, items} = await readMany(reads, READ_MANY_READS, 2);
+      console.log(
+          `batch call=read_many code=${grpc.status[code]} items=${items}`);
+      if (code !== grpc.status.OK) {
+        throw new Error(`ReadMany: ${grpc.status[code]}`);
+      }
     },
   };
 

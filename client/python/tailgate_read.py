@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reads one path through the Tailgate sidecar and prints the body.
+"""Reads one path through the Tailgate sidecar and prints the body, or
+many paths as one batch (HedgedRead.ReadMany) and a line per read.
 
 An example of calling Tailgate from Python with stubs generated from
 proto/tailgate/v1/tailgate.proto (see client/README.md for generating them
@@ -8,7 +9,17 @@ with Bazel or a plain protoc command):
     python3 tailgate_read.py --target=127.0.0.1:8080 -v /users/42
 
 The body goes to stdout byte for byte; -v prints the HTTP status, headers and
-the sidecar's trace to stderr. Exit codes are those of the C++
+the sidecar's trace to stderr.
+
+    python3 tailgate_read.py --target=127.0.0.1:8080 --many /a /b /c
+    python3 tailgate_read.py --many < paths.txt
+
+--many reads the paths (from stdin, one a line, when none is given) as one
+ReadMany call and prints a line per read as it completes, as the C++
+`tailgate_read many` does: "INDEX HTTP_STATUS BYTES PATH" for an answer,
+"INDEX CODE - PATH MESSAGE" for a read that failed on its own. Its exit
+code is the call's when the call fails, else that of the failed read of
+lowest INDEX; 0 when every read got an HTTP status below 400. Exit codes are those of the C++
 tailgate_read: 0 for HTTP < 400, 4 / 5 for HTTP 4xx / 5xx, 2 for a usage
 error, 12 when the sidecar refuses the read (RESOURCE_EXHAUSTED: admission
 full or the response over its --max_response_bytes), 14 when the deadline
@@ -102,14 +113,26 @@ def parse_args(argv):
                        help="hedge after DUR instead of the sidecar's delay")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="status, headers and trace to stderr")
-    parser.add_argument("path", type=origin_form_path, metavar="PATH",
+    parser.add_argument("--many", action="store_true",
+                        help="read every PATH (stdin, one a line, if none) "
+                        "as one batch; a line per read")
+    parser.add_argument("--max-in-flight", "--max_in_flight", type=int,
+                        default=0, dest="max_in_flight", metavar="N",
+                        help="--many: reads the sidecar runs at once "
+                        "(default: as admission allows)")
+    parser.add_argument("paths", type=origin_form_path, metavar="PATH",
+                        nargs="*",
                         help="origin-form path, e.g. /users/42?fields=name")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.many and len(args.paths) != 1:
+        parser.error("want one PATH (or --many)")
+    args.path = args.paths[0] if args.paths else ""
+    return args
 
 
-def build_request(args):
+def build_request(args, path=None):
     request = tailgate_pb2.ReadRequest(
-        path=args.path,
+        path=args.path if path is None else path,
         method=tailgate_pb2.METHOD_HEAD if args.head else tailgate_pb2.METHOD_GET,
         headers=args.headers,
         upstream=args.upstream)
@@ -177,10 +200,73 @@ def read(args, out, err):
     return http_exit_code(response.status)
 
 
-def main(argv=None, out=None, err=None):
-    """Entry point; `out` takes bytes (default: stdout's buffer)."""
+def item_line(item, path):
+    """The line of one ReadManyItem, as the C++ `tailgate_read many`."""
+    if item.code:
+        message = item.message.replace("\r", " ").replace("\n", " ")
+        return "%d %s - %s %s\n" % (item.index, status_code(item.code).name,
+                                    path, message)
+    return "%d %d %d %s\n" % (item.index, item.response.status,
+                              len(item.response.body), path)
+
+
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(number):
+    """The grpc.StatusCode of a ReadManyItem.code (UNKNOWN if none is)."""
+    return _STATUS_CODES.get(number, grpc.StatusCode.UNKNOWN)
+
+
+def read_many(args, paths, out, err):
+    """One ReadMany call: a line per item as it arrives; the exit code."""
+    request = tailgate_pb2.ReadManyRequest(
+        reads=[build_request(args, path) for path in paths],
+        max_in_flight=args.max_in_flight)
+    options = [("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES)]
+    failed = None  # (index, exit code) of the failed read of lowest index
+    with grpc.insecure_channel(args.target, options=options) as channel:
+        stub = tailgate_pb2_grpc.HedgedReadStub(channel)
+        # The call's deadline bounds the whole batch; items are yielded as
+        # the sidecar sends them, in completion order.
+        items = stub.ReadMany(request, timeout=args.deadline)
+        try:
+            for item in items:
+                try:
+                    out.write(item_line(item, paths[item.index]).encode())
+                    out.flush()
+                except OSError as error:
+                    items.cancel()  # the sidecar cancels the rest
+                    err.write("tailgate_read.py: cannot write to stdout: %s\n"
+                              % error)
+                    return EXIT_OUTPUT_ERROR
+                if item.code:
+                    code = EXIT_CODES.get(status_code(item.code),
+                                          EXIT_OTHER_ERROR)
+                else:
+                    code = http_exit_code(item.response.status)
+                if code != EXIT_OK and (failed is None or
+                                        item.index < failed[0]):
+                    failed = (item.index, code)
+        except grpc.RpcError as error:
+            err.write("tailgate_read.py: %s\n" % describe_error(error, args))
+            return EXIT_CODES.get(error.code(), EXIT_OTHER_ERROR)
+    return failed[1] if failed else EXIT_OK
+
+
+def main(argv=None, out=None, err=None, inp=None):
+    """Entry point; `out` takes bytes (default: stdout's buffer), `inp`
+    gives text (default: stdin; --many without paths reads it)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    return read(args, out or sys.stdout.buffer, err or sys.stderr)
+    out, err = out or sys.stdout.buffer, err or sys.stderr
+    if args.many:
+        paths = args.paths
+        if not paths:
+            paths = [line.rstrip("\r") for line in
+                     (inp or sys.stdin).read().split("\n")
+                     if line.strip()]
+        return read_many(args, paths, out, err)
+    return read(args, out, err)
 
 
 if __name__ == "__main__":

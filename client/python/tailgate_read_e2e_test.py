@@ -69,10 +69,22 @@ class TailgateReadEndToEndTest(unittest.TestCase):
                                   list(argv), out=out, err=err)
         return code, out.getvalue(), err.getvalue()
 
-    def run_cpp_client(self, *argv):
-        result = subprocess.run([CPP_CLIENT] + list(argv),
+    def run_cpp_client(self, *argv, stdin=None):
+        result = subprocess.run([CPP_CLIENT] + list(argv), input=stdin,
                                 capture_output=True, timeout=30)
         return result.returncode, result.stdout, result.stderr.decode()
+
+    def assert_one_line_per_read(self, out, paths):
+        """`out`'s lines, one per read, keyed by index: the fields."""
+        lines = {}
+        for line in out.decode().splitlines():
+            fields = line.split(" ", 4)
+            index = int(fields[0])
+            self.assertNotIn(index, lines, out)
+            self.assertEqual(fields[3], paths[index], line)
+            lines[index] = fields
+        self.assertEqual(sorted(lines), list(range(len(paths))), out)
+        return lines
 
     def test_reads_the_body_through_the_sidecar(self):
         # Whichever replica is primary, `fast` answers first.
@@ -178,6 +190,72 @@ class TailgateReadEndToEndTest(unittest.TestCase):
                     contextlib.redirect_stderr(io.StringIO()):
                 tailgate_read.main(argv)
             self.assertEqual(exited.exception.code, 2, argv)
+
+    def test_many_prints_a_line_per_read(self):
+        paths = ["/one", "/missing", "/big", "/two"]
+        code, out, err = self.run_example("--many", "--max-in-flight=2",
+                                          *paths)
+        self.assertEqual(err, "")
+        lines = self.assert_one_line_per_read(out, paths)
+        self.assertEqual(lines[0][1:3], ["200", str(len(b"fast:/one"))])
+        self.assertEqual(lines[1][1:3], ["404", str(len(b"no such thing\n"))])
+        self.assertEqual(lines[2][1:3], ["RESOURCE_EXHAUSTED", "-"])
+        self.assertIn(str(MAX_RESPONSE_BYTES), lines[2][4])  # the limit
+        self.assertEqual(lines[3][1:3], ["200", str(len(b"fast:/two"))])
+        # The failed read of lowest index decides: the 404.
+        self.assertEqual(code, tailgate_read.EXIT_HTTP_4XX)
+
+    def test_many_reads_paths_from_stdin(self):
+        out, err = io.BytesIO(), io.StringIO()
+        code = tailgate_read.main(
+            ["--target=" + self.sidecar.target, "--many"], out=out, err=err,
+            inp=io.StringIO("/a\r\n\n/b\n"))
+        self.assertEqual((code, err.getvalue()), (0, ""))
+        lines = self.assert_one_line_per_read(out.getvalue(), ["/a", "/b"])
+        self.assertEqual(lines[1][1], "200")
+
+    def test_many_deadline_ends_the_batch_after_the_reads_that_came(self):
+        start = time.monotonic()
+        code, out, err = self.run_example("--many", "--deadline=1s",
+                                          "/stall", "/quick")
+        self.assertEqual(code, 14, err)
+        self.assertLess(time.monotonic() - start, STALL)
+        # /quick's line came as it completed, before the deadline.
+        self.assertIn(b"1 200 %d /quick\n" % len(b"fast:/quick"), out)
+        self.assertNotIn(b" 200 ", out.replace(b"1 200 ", b""))
+        # Whichever sees the deadline first: the sidecar ends /stall's read
+        # (its item DEADLINE_EXCEEDED, the call OK), or the client's timer
+        # ends the call (DEADLINE_EXCEEDED on stderr).
+        stalled_item = re.search(rb"^0 DEADLINE_EXCEEDED - /stall ", out,
+                                 re.MULTILINE)
+        self.assertTrue(stalled_item or "DEADLINE_EXCEEDED" in err,
+                        (out, err))
+
+    def test_cpp_client_many_fails_only_the_bad_reads(self):
+        target = "--target=" + self.sidecar.target
+        paths = ["/c0", "no-slash", "/missing", "/c3"]
+        code, out, err = self.run_cpp_client(target, "many", *paths)
+        self.assertEqual(err, "")
+        lines = self.assert_one_line_per_read(out, paths)
+        self.assertEqual(lines[0][1:3], ["200", str(len(b"fast:/c0"))])
+        self.assertEqual(lines[1][1:3], ["INVALID_ARGUMENT", "-"])
+        self.assertEqual(lines[2][1], "404")
+        self.assertEqual(lines[3][1], "200")
+        self.assertEqual(code, 10)  # read 1's INVALID_ARGUMENT
+        # From stdin, with the trace.
+        code, out, err = self.run_cpp_client(target, "-v", "many",
+                                             stdin=b"/s0\n/s1\n")
+        self.assertEqual((code, err), (0, ""))
+        lines = self.assert_one_line_per_read(out, ["/s0", "/s1"])
+        self.assertIn("replica=%s " % self.fast.url, lines[0][4])
+
+    def test_cpp_client_many_over_the_batch_limit(self):
+        paths = b"".join(b"/k/%d\n" % i for i in range(1001))
+        code, out, err = self.run_cpp_client(
+            "--target=" + self.sidecar.target, "many", stdin=paths)
+        self.assertEqual((code, out), (10, b""))
+        self.assertIn("INVALID_ARGUMENT", err)
+        self.assertIn("1000", err)  # the limit is named
 
     def test_cpp_client_reads_and_reports_the_trace(self):
         code, body, err = self.run_cpp_client(

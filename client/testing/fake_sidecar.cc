@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -84,6 +85,82 @@ grpc::Status Script(const v1::ReadRequest& request,
   return grpc::Status::OK;
 }
 
+// Streams a ReadMany's items: every read's scripted answer, last read
+// first; then OK, or (a batch holding /hang) nothing until the call ends.
+class ReadManyReactor final
+    : public grpc::ServerWriteReactor<v1::ReadManyItem> {
+ public:
+  explicit ReadManyReactor(const v1::ReadManyRequest& request) {
+    if (request.reads_size() > kMaxBatchReads) {
+      Finish(grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat("a batch holds at most --max_batch_reads=",
+                       kMaxBatchReads, " reads, got ", request.reads_size())));
+      return;
+    }
+    for (int i = request.reads_size() - 1; i >= 0; --i) {
+      const v1::ReadRequest& read = request.reads(i);
+      if (read.path() == "/hang") {
+        hang_ = true;
+        continue;
+      }
+      v1::ReadManyItem& item = items_.emplace_back();
+      item.set_index(read.path() == "/bad-index" ? request.reads_size() : i);
+      const grpc::Status status = Script(read, *item.mutable_response());
+      if (!status.ok()) {
+        item.clear_response();
+        item.set_code(status.error_code());
+        item.set_message(status.error_message());
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    Next();
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok || cancelled_) {
+      FinishOnce(grpc::Status::CANCELLED);
+      return;
+    }
+    Next();
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    if (!writing_) FinishOnce(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (next_ < items_.size()) {
+      writing_ = true;
+      StartWrite(&items_[next_++]);
+    } else if (!hang_) {
+      FinishOnce(grpc::Status::OK);
+    }
+  }
+
+  void FinishOnce(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
+  std::vector<v1::ReadManyItem> items_;  // in sending order
+  bool hang_ = false;
+  absl::Mutex mu_;
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 }  // namespace
 
 v1::ReadTrace HedgedTrace() {
@@ -161,6 +238,17 @@ class FakeSidecar::Services final : public v1::HedgedRead::CallbackService,
     return reactor;
   }
 
+  grpc::ServerWriteReactor<v1::ReadManyItem>* ReadMany(
+      grpc::CallbackServerContext* context,
+      const v1::ReadManyRequest* request) override {
+    {
+      absl::MutexLock lock(&mu_);
+      last_read_many_ = *request;
+      last_peer_ = context->peer();
+    }
+    return new ReadManyReactor(*request);
+  }
+
   grpc::ServerUnaryReactor* GetStats(grpc::CallbackServerContext* context,
                                      const v1::GetStatsRequest*,
                                      v1::GetStatsResponse* response) override {
@@ -190,10 +278,16 @@ class FakeSidecar::Services final : public v1::HedgedRead::CallbackService,
     return last_peer_;
   }
 
+  v1::ReadManyRequest last_read_many() const {
+    absl::MutexLock lock(&mu_);
+    return last_read_many_;
+  }
+
  private:
   mutable absl::Mutex mu_;
   v1::ReadRequest last_request_ ABSL_GUARDED_BY(mu_);
   std::string last_peer_ ABSL_GUARDED_BY(mu_);
+  v1::ReadManyRequest last_read_many_ ABSL_GUARDED_BY(mu_);
 };
 
 std::unique_ptr<FakeSidecar> FakeSidecar::Start(const std::string& address) {
@@ -233,5 +327,9 @@ v1::ReadRequest FakeSidecar::last_request() const {
 }
 
 std::string FakeSidecar::last_peer() const { return services_->last_peer(); }
+
+v1::ReadManyRequest FakeSidecar::last_read_many() const {
+  return services_->last_read_many();
+}
 
 }  // namespace tailgate::testing

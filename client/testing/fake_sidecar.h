@@ -13,6 +13,12 @@
 //   anything else 200, body "hello from PATH\n" (empty for HEAD)
 // Every 2xx answer carries the headers content-type: text/plain and
 // x-fake: yes.
+// ReadMany answers each read as Read would (a gRPC error becomes its item's
+// code and message), and sends the items last read first, so that item
+// order is never request order. A batch holding /hang sends the other items,
+// then no more until the call is cancelled or its deadline passes. A read
+// of /bad-index gets an item whose index is past the batch's end. More than
+// kMaxBatchReads reads fail the call with INVALID_ARGUMENT naming the limit.
 // Every read's trace, unless said otherwise, is one unhedged attempt on
 // kPrimaryReplica taking 3ms. GetStats returns CannedStats(), GetMetrics
 // kMetricsText.
@@ -39,6 +45,7 @@ inline constexpr char kPrimaryReplica[] = "http://replica-a:8001";
 inline constexpr char kHedgeReplica[] = "http://replica-b:8002";
 inline constexpr char kMetricsText[] =
     "# TYPE tailgate_requests_total counter\ntailgate_requests_total 7\n";
+inline constexpr int kMaxBatchReads = 1000;
 inline constexpr char kMetricsContentType[] =
     "text/plain; version=0.0.4; charset=utf-8";
 
@@ -65,6 +72,8 @@ class FakeSidecar {
   v1::ReadRequest last_request() const;
   // The peer address of the connection it came on ("ipv4:127.0.0.1:PORT").
   std::string last_peer() const;
+  // The last ReadMany request received (empty before any).
+  v1::ReadManyRequest last_read_many() const;
 
  private:
   class Services;
