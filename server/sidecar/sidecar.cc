@@ -45,13 +45,13 @@ std::unique_ptr<hedge::discovery::Resolver> MakeResolver(const Logger& log) {
 }
 
 // One client connection of the read doors may hold 7/8 of --max_requests
-// (rounded up: all of a limit under 8; the rest is kept for the others: a
-// single client rarely needs it all, and one that stops reading its
-// answers must not take every slot) and half of --max_buffered_bytes, but
-// always one answer.
+// (rounded up; the rest is kept for the others: a single client rarely
+// needs it all, and one that stops reading its answers must not take
+// every slot; a limit under 8 has no share of its own, 0) and half of
+// --max_buffered_bytes, but always one answer.
 int64_t ReadsPerConnection(const ServerConfig& config) {
   const int64_t max = config.engine.admission.max_requests;
-  return max - max / 8;
+  return max / 8 == 0 ? 0 : max - max / 8;
 }
 int64_t AnswerBytesPerConnection(const ServerConfig& config) {
   return std::max(config.max_buffered_bytes / 2,
