@@ -354,6 +354,57 @@ class ExperimentSmokeTest(unittest.TestCase):
         self.assertGreater(os.path.getsize(
             os.path.join(plot_dir, "sick_gray_2r_20rps.png")), 0)
 
+    def test_fanout(self):
+        plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "fanout_plots")
+        lines = self.json_lines("--scenario=fanout", "--fanout_sizes=20",
+                                "--fanout_batches=5", "--rounds=1",
+                                "--warmup=10", "--plot_dir=" + plot_dir)
+        batches = [l for l in lines if l.get("part") == "batches"]
+        self.assertEqual([l["arm"] for l in batches],
+                         ["no_hedge", "hedged", "auto"])  # no --peer_gateway
+        for line in batches:
+            self.assert_fields(line, ["batch_" + f for f in LATENCY_FIELDS] +
+                               ["attempts_per_key", "cpu_us_per_key",
+                                "item_attempts_per_key", "hedge"])
+            self.assertEqual((line["keys"], line["batches"]), (20, 5))
+            self.assertEqual(line["batch_samples"], 5)
+            # Every key was one admitted read, its attempts in its trace.
+            self.assertEqual(line["metrics"]["requests"], 100)
+            self.assertEqual(line["metrics"]["rejected"], 0)
+            self.assertEqual(line["item_attempts_per_key"],
+                             line["attempts_per_key"])
+            self.assertLessEqual(line["batch_p50_ms"], line["batch_max_ms"])
+        self.assertEqual(batches[0]["metrics"]["hedges"], 0)  # hedge.disable
+        self.assertEqual(batches[0]["attempts_per_key"], 1.0)
+        summary = [l for l in lines if l.get("summary") == "batches"]
+        self.assertEqual(len(summary), 1)
+        self.assert_fields(summary[0], ["hedged_p99_over_no_hedge",
+                                        "auto_p99_over_no_hedge"])
+        cost = [l for l in lines if l.get("part") == "per_key_cost"]
+        self.assertEqual([l["arm"] for l in cost], ["read_many", "read_calls"])
+        for line in cost:
+            self.assert_fields(line, ["sidecar_cpu_us_per_key",
+                                      "sidecar_user_us_per_key",
+                                      "sidecar_system_us_per_key",
+                                      "sidecar_threads",
+                                      "experiment_process_cpu_us_per_key"])
+            self.assertEqual(line["keys"], 100)  # one batch of 100, 1 round
+            self.assertEqual(line["item_attempts_per_key"], 1.0)
+        hot = [l for l in lines if l.get("part") == "hot_keys"]
+        self.assertEqual([l["coalesce"] for l in hot], [False, True])
+        off = hot[0]
+        self.assertEqual(off["reads"], 4 * 1 * 100)  # 4 readers, 1 batch each
+        self.assertEqual(off["read_samples"], off["reads"])
+        # Without coalescing every read reaches a replica at least once.
+        self.assertGreaterEqual(off["fetches"], off["reads"])
+        if "skipped" not in hot[1]:  # a tailgate with --coalesce
+            self.assertLessEqual(hot[1]["fetches"], hot[1]["reads"] *
+                                 hot[1]["attempts_per_read"])
+        for name in ["fanout_20_cdf.png", "fanout_per_key_cost_cdf.png",
+                     "fanout_hot_keys_cdf.png"]:
+            self.assertGreater(
+                os.path.getsize(os.path.join(plot_dir, name)), 0, name)
+
     def test_bad_flags_are_one_line_and_exit_2(self):
         for flags, named in [(["--requests=10"], "--requests"),
                              (["--scenario=storm"], "--scenario"),
@@ -388,7 +439,14 @@ class ExperimentSmokeTest(unittest.TestCase):
                               "--sick_replicas"),
                              (["--scenario=sick", "--sidecar_cpus=1"],
                               "--sidecar_cpus"),
-                             (["--sick_seconds=3"], "--sick_seconds")]:
+                             (["--sick_seconds=3"], "--sick_seconds"),
+                             (["--scenario=fanout", "--fanout_sizes=1001"],
+                              "--fanout_sizes"),
+                             (["--scenario=fanout", "--fanout_batches=1"],
+                              "--fanout_batches"),
+                             (["--scenario=fanout", "--duration=1s"],
+                              "--duration"),
+                             (["--fanout_parts=batches"], "--fanout_parts")]:
             with self.subTest(flags=flags):
                 result = run(*flags)
                 self.assertEqual(result.returncode, 2)

@@ -6,6 +6,7 @@
 //   bazel run -c opt //experiment -- --scenario=chaos
 //   bazel run -c opt //experiment -- --scenario=overload
 //   bazel run -c opt //experiment -- --scenario=sick --peer_gateway=GATEWAY
+//   bazel run -c opt //experiment -- --scenario=fanout --peer_gateway=GATEWAY
 //
 // "The seed", throughout the experiment, is the Go hedging gateway Tailgate
 // succeeds: the default scenario (seed) reproduces its straggler study,
@@ -40,7 +41,7 @@
 // Taken as text and validated by ConfigFromRawFlags; empty = the default.
 ABSL_FLAG(std::string, scenario, "",
           "seed (default), correlated, shifting, open_loop, throughput, "
-          "chaos, overload, tenants, cost or sick.");
+          "chaos, overload, tenants, cost, sick or fanout.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated, shifting: measured sequential reads per policy "
           "(default 2000; shifting 4500, in three phases; at least 100).");
@@ -68,14 +69,15 @@ ABSL_FLAG(std::string, concurrency, "",
           "(default 32); cost: connections at saturation (default 32).");
 ABSL_FLAG(std::string, rounds, "",
           "cost: rounds of every arm at every load, in alternating order "
-          "(default 3).");
+          "(default 3); fanout: rounds of its per-key cost part (default "
+          "3).");
 ABSL_FLAG(std::string, creep_runs, "",
           "cost: after the rounds, this many saturating runs in a row on "
           "one sidecar per arm, memory read after each and after 3 quiet "
           "seconds: whether it creeps (default 0: none; at most 100).");
 ABSL_FLAG(std::string, peer_gateway, "",
-          "cost, sick: the Go gateway's binary, measured beside tailgate in "
-          "the same rounds / cases (default: none).");
+          "cost, sick, fanout: the Go gateway's binary, measured beside "
+          "tailgate in the same rounds / cases / batches (default: none).");
 ABSL_FLAG(std::string, sick_kinds, "",
           "sick: how the last replica is sick, a comma-separated list of "
           "hang, gray, slow, heal (default all four).");
@@ -87,6 +89,20 @@ ABSL_FLAG(std::string, sick_rates, "",
           "comma-separated list (default 2,20).");
 ABSL_FLAG(std::string, sick_seconds, "",
           "sick: seconds of reads per case and target (default 30).");
+ABSL_FLAG(std::string, fanout_sizes, "",
+          "fanout: keys per batch, a comma-separated list, each 1 to 1000 "
+          "(default 100,1000).");
+ABSL_FLAG(std::string, fanout_batches, "",
+          "fanout: batches per arm and batch size (default 2000; at least "
+          "5). The per-key cost part runs a tenth of them per round and arm, "
+          "the hot-key part a quarter per reader.");
+ABSL_FLAG(std::string, fanout_parts, "",
+          "fanout: which parts run, a comma-separated list of batches, "
+          "per_key_cost, hot_keys (default all three).");
+ABSL_FLAG(std::string, fanout_coalesce, "",
+          "fanout: whether the hot-key part also runs a sidecar with "
+          "--coalesce: auto (default: when the tailgate binary takes the "
+          "flag; reported as skipped otherwise), true or false.");
 ABSL_FLAG(std::string, replica_down, "",
           "chaos: how long replica A stays killed in each cycle (default "
           "200ms).");
@@ -148,6 +164,10 @@ RawFlags RawFlagsFromCommandLine() {
   flags.sick.replicas = absl::GetFlag(FLAGS_sick_replicas);
   flags.sick.rates = absl::GetFlag(FLAGS_sick_rates);
   flags.sick.seconds = absl::GetFlag(FLAGS_sick_seconds);
+  flags.fanout.sizes = absl::GetFlag(FLAGS_fanout_sizes);
+  flags.fanout.batches = absl::GetFlag(FLAGS_fanout_batches);
+  flags.fanout.parts = absl::GetFlag(FLAGS_fanout_parts);
+  flags.fanout.coalesce = absl::GetFlag(FLAGS_fanout_coalesce);
   return flags;
 }
 
@@ -178,6 +198,8 @@ absl::Status RunScenario(const ExperimentConfig& config,
       return RunCostScenario(config, tailgate);
     case Scenario::kSick:
       return RunSickScenario(config, tailgate);
+    case Scenario::kFanout:
+      return RunFanoutScenario(config, tailgate);
   }
   return absl::InternalError("unknown scenario");
 }
@@ -216,7 +238,7 @@ int main(int argc, char** argv) {
       "per policy, JSON lines on stdout.\n"
       "  experiment "
       "[--scenario=seed|correlated|shifting|open_loop|throughput|chaos|"
-      "overload|tenants|cost|sick] "
+      "overload|tenants|cost|sick|fanout] "
       "[--flags]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {

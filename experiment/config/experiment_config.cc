@@ -33,13 +33,17 @@ constexpr int64_t kMaxRounds = 100;
 constexpr double kMaxSendsPerPoint = 20'000'000;
 
 constexpr std::pair<const char*, Scenario> kScenarios[] = {
-    {"seed", Scenario::kSeed},          {"correlated", Scenario::kCorrelated},
+    {"seed", Scenario::kSeed},
+    {"correlated", Scenario::kCorrelated},
     {"shifting", Scenario::kShifting},
-    {"open_loop", Scenario::kOpenLoop}, {"throughput", Scenario::kThroughput},
-    {"chaos", Scenario::kChaos},        {"overload", Scenario::kOverload},
+    {"open_loop", Scenario::kOpenLoop},
+    {"throughput", Scenario::kThroughput},
+    {"chaos", Scenario::kChaos},
+    {"overload", Scenario::kOverload},
     {"tenants", Scenario::kTenants},
     {"cost", Scenario::kCost},
     {"sick", Scenario::kSick},
+    {"fanout", Scenario::kFanout},
 };
 
 constexpr std::pair<const char*, ChaosArm> kChaosArms[] = {
@@ -139,14 +143,18 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
   const bool throughput = scenario == Scenario::kThroughput || cost;
   // sick: default sidecars read on --listen over TCP, no warm-up.
   const bool sick = scenario == Scenario::kSick;
-  const bool plotted = straggler || open_loop || tenants || chaos || sick;
+  // fanout: closed-loop batches through sidecars and the gateway.
+  const bool fanout = scenario == Scenario::kFanout;
+  const bool plotted =
+      straggler || open_loop || tenants || chaos || sick || fanout;
   absl::Status status = RejectUnused(
       scenario,
       {{"requests", !straggler && !flags.requests.empty()},
        {"rate", !paced && !cost && !flags.rate.empty()},
-       {"rounds", !cost && !flags.rounds.empty()},
+       {"rounds", !cost && !fanout && !flags.rounds.empty()},
        {"creep_runs", !cost && !flags.creep_runs.empty()},
-       {"peer_gateway", !cost && !sick && !flags.peer_gateway.empty()},
+       {"peer_gateway",
+        !cost && !sick && !fanout && !flags.peer_gateway.empty()},
        {"warmup", (cost || sick) && !flags.warmup.empty()},
        {"sidecar_transport",
         (cost || sick) && !flags.sidecar_transport.empty()},
@@ -156,9 +164,13 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
        {"sick_replicas", !sick && !flags.sick.replicas.empty()},
        {"sick_rates", !sick && !flags.sick.rates.empty()},
        {"sick_seconds", !sick && !flags.sick.seconds.empty()},
+       {"fanout_sizes", !fanout && !flags.fanout.sizes.empty()},
+       {"fanout_batches", !fanout && !flags.fanout.batches.empty()},
+       {"fanout_parts", !fanout && !flags.fanout.parts.empty()},
+       {"fanout_coalesce", !fanout && !flags.fanout.coalesce.empty()},
        {"sweep", !open_loop && flags.sweep},
        {"sweep_rates", !open_loop && !flags.sweep_rates.empty()},
-       {"duration", (straggler || sick) && !flags.duration.empty()},
+       {"duration", (straggler || sick || fanout) && !flags.duration.empty()},
        {"concurrency", !throughput && !flags.concurrency.empty()},
        {"replica_down", !chaos && !flags.replica_down.empty()},
        {"replica_up", !chaos && !flags.replica_up.empty()},
@@ -410,6 +422,11 @@ absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags) {
     absl::StatusOr<SickConfig> sick = ParseSickConfig(flags.sick);
     if (!sick.ok()) return sick.status();
     config.sick = *std::move(sick);
+  }
+  if (config.scenario == Scenario::kFanout) {
+    absl::StatusOr<FanoutConfig> fanout = ParseFanoutConfig(flags.fanout);
+    if (!fanout.ok()) return fanout.status();
+    config.fanout = *std::move(fanout);
   }
   config.peer_gateway = flags.peer_gateway;
   if (!config.peer_gateway.empty() &&

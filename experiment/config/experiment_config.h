@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "experiment/config/fanout_config.h"
 #include "experiment/config/sick_config.h"
 
 namespace tailgate::experiment {
@@ -36,6 +37,7 @@ enum class Scenario {
   kTenants,
   kCost,
   kSick,
+  kFanout,
 };
 
 // How the experiment's clients reach each sidecar: loopback TCP (the
@@ -87,7 +89,8 @@ struct RawFlags {
   std::string creep_runs;
   std::string peer_gateway;
   std::string chaos_arms;
-  RawSickFlags sick;  // --sick_kinds, --sick_replicas, ...
+  RawSickFlags sick;      // --sick_kinds, --sick_replicas, ...
+  RawFanoutFlags fanout;  // --fanout_sizes, --fanout_batches, ...
 };
 
 struct ExperimentConfig {
@@ -123,16 +126,19 @@ struct ExperimentConfig {
   // it may use two or more; the load scenarios need every core and pin
   // nothing.
   std::vector<int> sidecar_cpus;
-  // cost: alternating rounds of every arm at every point.
+  // cost: alternating rounds of every arm at every point; fanout: rounds
+  // of its per-key cost part.
   int rounds = 3;
   // cost: after the rounds, saturating runs in a row on one sidecar per
   // arm, its memory read after each (0: none).
   int creep_runs = 0;
-  // cost, sick: the Go gateway's binary, measured beside tailgate; empty:
-  // none.
+  // cost, sick, fanout: the Go gateway's binary, measured beside tailgate;
+  // empty: none.
   std::string peer_gateway;
   // sick: the case matrix.
   SickConfig sick;
+  // fanout: batch sizes, batches per arm, parts.
+  FanoutConfig fanout;
   std::string plot_dir;  // empty: no plots
   std::string tailgate;  // empty: from the runfiles
 };
@@ -158,7 +164,7 @@ inline constexpr double kDefaultSweepRates[] = {
 absl::StatusOr<ExperimentConfig> ConfigFromRawFlags(const RawFlags& flags);
 
 // "seed", "correlated", "shifting", "open_loop", "throughput", "chaos",
-// "overload", "tenants", "cost", "sick".
+// "overload", "tenants", "cost", "sick", "fanout".
 const char* ScenarioName(Scenario scenario);
 
 // "defaults", "no_retry_budget".

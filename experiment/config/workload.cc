@@ -10,6 +10,7 @@ namespace {
 constexpr absl::string_view kReadPrefix = "/read?id=";
 constexpr absl::string_view kWarmupPrefix = "/warmup?n=";
 constexpr absl::string_view kSlowPrefix = "/slow?n=";
+constexpr absl::string_view kHotPrefix = "/hot?k=";
 
 // The number after `prefix`, if `target` is exactly prefix + digits.
 std::optional<uint64_t> NumberAfter(absl::string_view target,
@@ -30,6 +31,8 @@ std::string WarmupPath(uint64_t n) { return absl::StrCat(kWarmupPrefix, n); }
 
 std::string SlowPath(uint64_t n) { return absl::StrCat(kSlowPrefix, n); }
 
+std::string HotPath(uint64_t key) { return absl::StrCat(kHotPrefix, key); }
+
 absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id) {
   const uint64_t slot = id % 10;
   switch (mix) {
@@ -43,6 +46,9 @@ absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id) {
     case StragglerMix::kShifting:
       if (slot == static_cast<uint64_t>(replica)) return kSlowDelay;
       return (id / kShiftPhaseIds) % 3 == 1 ? kShiftedDelay : kFastDelay;
+    case StragglerMix::kFanout:
+      return id % 100 == 50 * static_cast<uint64_t>(replica) ? kSlowDelay
+                                                             : kFastDelay;
     case StragglerMix::kNone:
       break;
   }
@@ -62,7 +68,8 @@ std::optional<absl::Duration> DelayForTarget(StragglerMix mix,
   if (std::optional<uint64_t> id = NumberAfter(target, kReadPrefix)) {
     return ReadDelay(mix, replica, *id);
   }
-  if (NumberAfter(target, kWarmupPrefix).has_value()) {
+  if (NumberAfter(target, kWarmupPrefix).has_value() ||
+      NumberAfter(target, kHotPrefix).has_value()) {
     return mix == StragglerMix::kNone ? absl::ZeroDuration() : kFastDelay;
   }
   if (NumberAfter(target, kSlowPrefix).has_value()) return kSlowDelay;

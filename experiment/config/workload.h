@@ -27,10 +27,17 @@
 //                1, 2 ms again in phase 2 (and so on, modulo 3). A fixed
 //                hedge delay tuned for one phase is wrong for the other
 //                (ShiftingReadId spreads a run over the three phases);
+//   kFanout      A waits 40 ms when N % 100 == 0, B when N % 100 == 50,
+//                otherwise both wait 2 ms (the fanout scenario: 2 % of keys
+//                have one slow replica and a fast one, so whichever
+//                replica is a read's primary, 1 % of reads meet a slow
+//                primary whose alternate is fast, as in kSeedAnyPhase);
 //   kNone        nobody waits (throughput).
 // Warm-up reads, GET /warmup?n=N, wait 2 ms on both replicas whatever the
 // mix (0 for kNone). Slow reads, GET /slow?n=N, wait 40 ms on both replicas
-// whatever the mix (a flood that hedges cannot help: tenants). Every answer is
+// whatever the mix (a flood that hedges cannot help: tenants). Hot-key
+// reads, GET /hot?k=N, wait 2 ms on both replicas whatever the mix (0 for
+// kNone): the fanout scenario's Zipf-distributed keys. Every answer is
 // 200 with the body "replicated-value"; any other target gets a 404.
 //
 // Thread safety: pure functions.
@@ -52,6 +59,7 @@ enum class StragglerMix {
   kSeedAnyPhase,
   kCorrelated,
   kShifting,
+  kFanout,
   kNone
 };
 
@@ -72,6 +80,7 @@ enum class ReplicaName { kA = 0, kB = 1 };
 std::string ReadPath(uint64_t id);   // "/read?id=N"
 std::string WarmupPath(uint64_t n);  // "/warmup?n=N"
 std::string SlowPath(uint64_t n);    // "/slow?n=N"
+std::string HotPath(uint64_t key);   // "/hot?k=N"
 
 // How long `replica` waits before answering read `id`.
 absl::Duration ReadDelay(StragglerMix mix, ReplicaName replica, uint64_t id);

@@ -101,6 +101,33 @@ TEST(WorkloadTest, AnyPhaseMixSlowsOneReplicaPerStraggler) {
   EXPECT_EQ(ReadDelay(StragglerMix::kSeedAnyPhase, kB, 1993), kSlowDelay);
 }
 
+TEST(WorkloadTest, FanoutMixSlowsOneReplicaOfTwoKeysInAHundred) {
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kA, 300), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kB, 300), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kB, 350), kSlowDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kA, 350), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kA, 301), kFastDelay);
+  EXPECT_EQ(ReadDelay(StragglerMix::kFanout, kB, 301), kFastDelay);
+}
+
+TEST(WorkloadTest, FanoutMixMeetsASlowPrimaryOneReadInAHundredAtRandom) {
+  std::mt19937 random(11);
+  const SlowCounts counts =
+      CountSlow(StragglerMix::kFanout, 100000,
+                [&](uint64_t) { return random() % 2 ? kA : kB; });
+  // 1000 expected; the binomial's standard deviation is about 31.
+  EXPECT_NEAR(counts.primaries, 1000, 200);
+  EXPECT_EQ(counts.both, 0);
+}
+
+TEST(WorkloadTest, HotKeysAreFastOnBothReplicas) {
+  EXPECT_EQ(HotPath(7), "/hot?k=7");
+  EXPECT_EQ(DelayForTarget(StragglerMix::kFanout, kA, HotPath(0)), kFastDelay);
+  EXPECT_EQ(DelayForTarget(StragglerMix::kFanout, kB, HotPath(0)), kFastDelay);
+  EXPECT_EQ(DelayForTarget(StragglerMix::kNone, kB, HotPath(3)),
+            absl::ZeroDuration());
+}
+
 TEST(WorkloadTest, CorrelatedMixSlowsBothReplicas) {
   EXPECT_EQ(ReadDelay(StragglerMix::kCorrelated, kA, 10), kSlowDelay);
   EXPECT_EQ(ReadDelay(StragglerMix::kCorrelated, kB, 10), kSlowDelay);
@@ -135,12 +162,12 @@ TEST(WorkloadTest, ShiftingBaseFollowsThePhaseStragglersDoNot) {
   EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA, 2 * kShiftPhaseIds + 12),
             kFastDelay);
   for (uint64_t phase = 0; phase < 3; ++phase) {
-    EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kA,
-                        phase * kShiftPhaseIds + 20),
-              kSlowDelay);
-    EXPECT_EQ(ReadDelay(StragglerMix::kShifting, kB,
-                        phase * kShiftPhaseIds + 21),
-              kSlowDelay);
+    EXPECT_EQ(
+        ReadDelay(StragglerMix::kShifting, kA, phase * kShiftPhaseIds + 20),
+        kSlowDelay);
+    EXPECT_EQ(
+        ReadDelay(StragglerMix::kShifting, kB, phase * kShiftPhaseIds + 21),
+        kSlowDelay);
   }
 }
 

@@ -9,6 +9,8 @@
 #ifndef TAILGATE_EXPERIMENT_REPLICAS_REPLICA_PAIR_H_
 #define TAILGATE_EXPERIMENT_REPLICAS_REPLICA_PAIR_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,9 +21,12 @@
 namespace tailgate::experiment {
 
 // One replica answering as `replica` of `mix`, on 127.0.0.1:`port` (0
-// picks a free port; a port of a destroyed replica may be reused).
+// picks a free port; a port of a destroyed replica may be reused). Each
+// hot-key read it receives (GET /hot?k=N) adds one to `hot_reads`, when
+// given; it must outlive the replica.
 absl::StatusOr<std::unique_ptr<testing::Replica>> StartWorkloadReplica(
-    StragglerMix mix, ReplicaName replica, int port = 0);
+    StragglerMix mix, ReplicaName replica, int port = 0,
+    std::atomic<int64_t>* hot_reads = nullptr);
 
 class ReplicaPair {
  public:
@@ -31,12 +36,19 @@ class ReplicaPair {
   // sidecar's first primary is A.
   std::string backends() const;
   std::string url(ReplicaName replica) const;
+  // Hot-key reads (GET /hot?k=N) A and B have received so far, together:
+  // the fanout scenario's upstream fetches (health probes and other
+  // targets not counted).
+  int64_t hot_reads_received() const;
 
  private:
-  ReplicaPair(std::unique_ptr<testing::Replica> a,
+  ReplicaPair(std::unique_ptr<std::atomic<int64_t>> hot_reads,
+              std::unique_ptr<testing::Replica> a,
               std::unique_ptr<testing::Replica> b)
-      : a_(std::move(a)), b_(std::move(b)) {}
+      : hot_reads_(std::move(hot_reads)), a_(std::move(a)), b_(std::move(b)) {}
 
+  // Declared first: destroyed after the replicas that count into it.
+  const std::unique_ptr<std::atomic<int64_t>> hot_reads_;
   const std::unique_ptr<testing::Replica> a_;
   const std::unique_ptr<testing::Replica> b_;
 };

@@ -52,6 +52,13 @@ absl::Status RunCostScenario(const ExperimentConfig& config,
 absl::Status RunSickScenario(const ExperimentConfig& config,
                              const std::string& tailgate);
 
+// fanout: batches of keys with a few stragglers, without and with per-key
+// hedging (and through the Go gateway, with --peer_gateway); a batch's
+// CPU per key against separate Read calls; hot keys with and without
+// coalescing.
+absl::Status RunFanoutScenario(const ExperimentConfig& config,
+                               const std::string& tailgate);
+
 }  // namespace tailgate::experiment
 
 #endif  // TAILGATE_EXPERIMENT_SCENARIOS_SCENARIOS_H_
