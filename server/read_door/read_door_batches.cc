@@ -30,22 +30,8 @@
 namespace tailgate::server::read_door {
 
 void ReadDoor::Impl::StartBatch(Call* call) {
-  absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
   v1::ReadManyRequest request;
-  const bool parsed =
-      message.ok() && request.ParseFromArray(message->data(),
-                                             static_cast<int>(message->size()));
-  ReleaseBody(call);
-  if (!message.ok()) {
-    Answer(call, message.status());
-    return;
-  }
-  if (!parsed) {
-    core_.CountRejection(RejectReason::kInvalidArgument);
-    Answer(call, absl::InvalidArgumentError("the request message is not a "
-                                            "tailgate.v1.ReadManyRequest"));
-    return;
-  }
+  if (!TakeRequest(call, request)) return;
   if (request.reads_size() > options_.max_batch_reads) {
     core_.CountRejection(RejectReason::kInvalidArgument);
     Answer(call, absl::InvalidArgumentError(absl::StrCat(

@@ -39,6 +39,25 @@ void ReadDoor::Impl::StartReady(Connection* connection) {
   for (Call* call : ready) Start(call);
 }
 
+bool ReadDoor::Impl::TakeRequest(Call* call,
+                                 google::protobuf::MessageLite& request) {
+  absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
+  const bool parsed =
+      message.ok() && request.ParseFromArray(message->data(),
+                                             static_cast<int>(message->size()));
+  ReleaseBody(call);
+  if (!message.ok()) {
+    Answer(call, message.status());
+    return false;
+  }
+  if (!parsed) {
+    Answer(call, absl::InvalidArgumentError(absl::StrCat(
+                     "the request message is not a ", request.GetTypeName())));
+    return false;
+  }
+  return true;
+}
+
 void ReadDoor::Impl::Start(Call* call) {
   if (call->refusal.ok() && !call->grpc_content_type) {
     call->http_status = 415;
@@ -54,21 +73,8 @@ void ReadDoor::Impl::Start(Call* call) {
     StartBatch(call);
     return;
   }
-  absl::StatusOr<absl::string_view> message = UnaryMessage(call->body);
   v1::ReadRequest request;
-  const bool parsed =
-      message.ok() && request.ParseFromArray(message->data(),
-                                             static_cast<int>(message->size()));
-  ReleaseBody(call);
-  if (!message.ok()) {
-    Answer(call, message.status());
-    return;
-  }
-  if (!parsed) {
-    Answer(call, absl::InvalidArgumentError(
-                     "the request message is not a tailgate.v1.ReadRequest"));
-    return;
-  }
+  if (!TakeRequest(call, request)) return;
   Connection* connection = call->connection;
   if (options_.max_reads_per_connection > 0 &&
       connection->reads >= options_.max_reads_per_connection) {

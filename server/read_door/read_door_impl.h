@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "google/protobuf/message_lite.h"
 #include "hedge/sync/thread_checker.h"
 #include "hedge/transport/engine.h"
 #include "server/net/accept_backoff.h"
@@ -264,6 +265,11 @@ class ReadDoor::Impl {
   // Calls (read_door_calls.cc).
   // The request has ended: refuse it, or admit and submit its read.
   void Start(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Parses the call's one request message into `request` and frees its
+  // bytes; false, with the call answered (INVALID_ARGUMENT, or the
+  // framing's error), if it is not one.
+  bool TakeRequest(Call* call, google::protobuf::MessageLite& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // The request has ended in the bytes being received: refused at once, or
   // queued for StartReady.
   void EndRequest(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
