@@ -81,6 +81,11 @@ struct UpstreamConfig {
   // How often the names of `resolve` replicas (ReplicaUrl::resolve) are
   // looked up again.
   absl::Duration refresh_interval = absl::Seconds(5);
+  // Reads of this set in flight at once with the same method, target,
+  // headers and hedge options share one upstream fetch and its hedge
+  // (hedge/transport/coalesce_key.h); each keeps its own deadline,
+  // cancellation and copy of the answer.
+  bool coalesce = false;
 };
 
 struct EngineConfig {

@@ -96,11 +96,16 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   options.give_up_after = upstream->GiveUpAfter(now);
 
   // Counted before the loop can see the read: it may finish at once, and
-  // its own admission's credit may pay for its hedge.
-  upstream->budget().OnAdmission();
-  upstream->retry_budget().OnAdmission(now);
-  if (TenantCredits* credits = upstream->tenant_credits()) {
-    credits->OnAdmission(tenant, now);
+  // its own admission's credit may pay for its hedge. A coalescing
+  // upstream's credit is earned by each upstream fetch instead, when the
+  // loop starts it (StartCaller): a read that joins a fetch neither earns
+  // nor spends.
+  if (!upstream->config().coalesce) {
+    upstream->budget().OnAdmission();
+    upstream->retry_budget().OnAdmission(now);
+    if (TenantCredits* credits = upstream->tenant_credits()) {
+      credits->OnAdmission(tenant, now);
+    }
   }
   Bump(counters_.requests);
   Bump(tenant_counters.requests);

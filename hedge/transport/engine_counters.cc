@@ -79,6 +79,8 @@ void UpstreamCounters::CopyTo(UpstreamSnapshot& upstream) const {
   upstream.loser_release_total =
       absl::Nanoseconds(loser_release_nanos.load(std::memory_order_relaxed));
   upstream.latency_saved = latency_saved.Snapshot();
+  upstream.coalesced_reads = Load(coalesced_reads);
+  upstream.fetches_saved = Load(fetches_saved);
 }
 
 }  // namespace tailgate::hedge::transport

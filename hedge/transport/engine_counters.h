@@ -48,6 +48,8 @@ struct UpstreamCounters {
   std::atomic<uint64_t> losers_released{0};
   std::atomic<int64_t> loser_release_nanos{0};
   LatencyHistogram latency_saved;
+  std::atomic<uint64_t> coalesced_reads{0};
+  std::atomic<uint64_t> fetches_saved{0};
 
   // Copies the counters into `upstream` (its policy values are the
   // caller's).

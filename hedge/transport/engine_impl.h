@@ -19,6 +19,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -122,6 +124,26 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void Start(std::unique_ptr<Read> read, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
 
+  // Coalescing (engine_coalesce.cc). `caller`, a read of a coalescing
+  // upstream, joins the shared fetch in flight for its key, or starts one.
+  void StartCaller(std::unique_ptr<Read> caller, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // `caller` leaves its fetch before the answer, told `error` (its own
+  // deadline passed, or it was cancelled); the fetch is cancelled when no
+  // caller is left waiting.
+  void LeaveFetch(Read& caller, ReadError error, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // `fetch` (already out of reads_) ended with `result` (`error` when it
+  // failed): every caller still waiting gets its own copy.
+  void DeliverFetch(Read& fetch, absl::StatusOr<EngineResponse> result,
+                    std::optional<ReadError> error, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // Ends `caller` (its permits, its deadline timer, its counters) and
+  // tells it `result`.
+  void CompleteCaller(Read& caller, absl::StatusOr<EngineResponse> result,
+                      std::optional<ReadError> error, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+
   // Probes (engine_probes.cc). `mirror`: the read to copy when the
   // upstream has no probe_path (null: send only a synthetic probe).
   void MaybeProbe(const std::shared_ptr<Upstream>& upstream,
@@ -163,6 +185,13 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> reads_
       ABSL_GUARDED_BY(loop_thread_);
   absl::flat_hash_map<uint64_t, std::unique_ptr<Probe>> probes_
+      ABSL_GUARDED_BY(loop_thread_);
+  // Coalescing: the callers waiting on a shared fetch (the fetches
+  // themselves are in reads_), and each fetch that may still be joined,
+  // by its upstream generation and CoalesceKey.
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Read>> callers_
+      ABSL_GUARDED_BY(loop_thread_);
+  absl::flat_hash_map<std::pair<const Upstream*, std::string>, Read*> fetches_
       ABSL_GUARDED_BY(loop_thread_);
   AttemptSlotPool slots_ ABSL_GUARDED_BY(loop_thread_);
   std::atomic<uint64_t> attempt_slots_{0};  // slots_.size(), for Snapshot

@@ -32,13 +32,20 @@ void EngineImpl::OnWakeup() {
   for (std::unique_ptr<Read>& read : batch.reads) Start(std::move(read), now);
   for (uint64_t id : batch.cancelled) {
     auto it = reads_.find(id);
-    if (it != reads_.end()) {
+    // A shared fetch's id is the engine's own: only its callers cancel.
+    if (it != reads_.end() && !it->second->shared_fetch) {
       Execute(*it->second, it->second->decision.OnCancel(now));
+    } else if (auto caller = callers_.find(id); caller != callers_.end()) {
+      LeaveFetch(*caller->second, ReadError::kCancelled, now);
     }
   }
 }
 
 void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
+  if (owned->upstream.config().coalesce) {
+    StartCaller(std::move(owned), now);
+    return;
+  }
   Read& read = *owned;
   reads_.emplace(read.id, std::move(owned));
   loop_.ArmTimer(read.deadline, TimerKey(read.id, TimerKind::kDeadline));
@@ -58,7 +65,15 @@ void EngineImpl::OnTimer(uint64_t key) {
     return;
   }
   auto it = reads_.find(TimerId(key));
-  if (it == reads_.end()) return;  // finished before its timer
+  if (it == reads_.end()) {
+    // A coalesced caller's own deadline, or a read finished before its
+    // timer.
+    auto caller = callers_.find(TimerId(key));
+    if (caller != callers_.end() && kind == TimerKind::kDeadline) {
+      LeaveFetch(*caller->second, ReadError::kDeadlineExceeded, clock_.Now());
+    }
+    return;
+  }
   Read& read = *it->second;
   const absl::Time now = clock_.Now();
   if (kind == TimerKind::kDeadline) {
@@ -280,28 +295,36 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     }
     result = std::move(response);
   } else {
-    counters_.CountReadError(action.error);
+    // A shared fetch's callers count as reads, each as it ends.
+    if (!read.shared_fetch) counters_.CountReadError(action.error);
     result = ReadErrorStatus(
         action.error,
         ErrorContext{limits_.attempts().capacity(),
                      read.upstream.attempt_limits().max_body_bytes,
                      read.upstream.timeout(), read.deadline_source, stopping_});
   }
-  counters_.request_duration.Record(now - read.admitted);
-  Bump(counters_.in_flight_requests, int64_t{-1});
 
   // Its timers would only wake the loop for nothing.
   loop_.CancelTimer(TimerKey(read.id, TimerKind::kHedge));
   loop_.CancelTimer(TimerKey(read.id, TimerKind::kDeadline));
   loop_.CancelTimer(TimerKey(read.id, TimerKind::kGiveUp));
   std::unique_ptr<Read> owned = std::move(reads_.extract(read.id).mapped());
-  // Free the max_requests slot before the caller hears back, so a caller that
-  // reads sequentially is never refused by its own previous read.
-  owned->tenant_permit.Release();
-  owned->permit.Release();
-  owned->upstream_permit.Release();
-  ReadCallback done = std::move(owned->done);
-  done(std::move(result));
+  if (owned->shared_fetch) {
+    DeliverFetch(*owned, std::move(result),
+                 action.attempt >= 0 ? std::nullopt
+                                     : std::optional<ReadError>(action.error),
+                 now);
+  } else {
+    counters_.request_duration.Record(now - read.admitted);
+    Bump(counters_.in_flight_requests, int64_t{-1});
+    // Free the max_requests slot before the caller hears back, so a caller
+    // that reads sequentially is never refused by its own previous read.
+    owned->tenant_permit.Release();
+    owned->permit.Release();
+    owned->upstream_permit.Release();
+    ReadCallback done = std::move(owned->done);
+    done(std::move(result));
+  }
   // Only now close the losers still transferring (already uncounted by
   // Cancel): the answer does not wait for their connections' teardown.
   UpstreamCounters& totals = owned->upstream.totals();

@@ -82,6 +82,12 @@ struct UpstreamSnapshot {
   // the sketch's terms; a win while the sketch has under 100 samples is
   // not counted).
   HistogramSnapshot latency_saved;
+  // Coalescing (UpstreamConfig::coalesce): reads that joined a fetch
+  // already in flight instead of starting their own, and upstream fetches
+  // saved: a shared fetch that answered k callers saved k - 1 (callers
+  // that left before its answer are not counted).
+  uint64_t coalesced_reads = 0;
+  uint64_t fetches_saved = 0;
 };
 
 // One tenant's totals (hedge/tenants/tenant_table.h): a named tenant, "" (reads

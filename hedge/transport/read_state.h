@@ -57,11 +57,12 @@ struct Read {
         admitted(admitted),
         deadline(deadline),
         deadline_source(deadline_source),
-        decision(ReadPolicy{&upstream.picker(), &upstream.budget(),
-                            &upstream.retry_budget(), &limits,
-                            upstream.tenant_credits(), tenant,
-                            &upstream.payoff()},
-                 options) {}
+        options(options),
+        decision(
+            ReadPolicy{&upstream.picker(), &upstream.budget(),
+                       &upstream.retry_budget(), &limits,
+                       upstream.tenant_credits(), tenant, &upstream.payoff()},
+            options) {}
 
   // The replica attempt `attempt` went to, and its counters.
   size_t replica(int attempt) const { return decision.replica(attempt); }
@@ -84,8 +85,20 @@ struct Read {
   const absl::Time admitted;
   const absl::Time deadline;
   const DeadlineSource deadline_source;  // whose deadline `deadline` is
+  const ReadOptions options;             // as admitted
   ReadDecision decision;
   std::array<AttemptSlot*, kMaxAttempts> slots{};  // null: none in flight
+
+  // Coalescing (UpstreamConfig::coalesce; engine_coalesce.cc). A read of
+  // a coalescing upstream is a caller: it never runs its own decision,
+  // and waits on `fetch`, a read of the engine's own (`shared_fetch`,
+  // without permits and never seen by a caller) whose decision runs the
+  // attempts for every caller in `callers` (arrival order) and whose
+  // answer each of them gets a copy of.
+  bool shared_fetch = false;
+  std::string fetch_key;       // a shared fetch's CoalesceKey
+  std::vector<Read*> callers;  // a shared fetch's callers still waiting
+  Read* fetch = nullptr;       // a caller's fetch, until it completes
 };
 
 // A probe of an ejected replica (CircuitBreaker): a transfer of the
