@@ -51,6 +51,9 @@ TAILGATE_SETTING_FLAG(preconnect);
 ABSL_FLAG(bool, backend_http2,
           ::tailgate::server::SettingDefault("backend_http2") == "true",
           ::tailgate::server::SettingHelp("backend_http2"));
+ABSL_FLAG(bool, coalesce,
+          ::tailgate::server::SettingDefault("coalesce") == "true",
+          ::tailgate::server::SettingHelp("coalesce"));
 TAILGATE_SETTING_FLAG(ca_file);
 TAILGATE_SETTING_FLAG(hedge_delay_min);
 TAILGATE_SETTING_FLAG(hedge_delay_max);
@@ -105,6 +108,7 @@ RawFlags RawFlagsFromCommandLine() {
   flags.cooldown = absl::GetFlag(FLAGS_cooldown);
   flags.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   flags.backend_http2 = absl::GetFlag(FLAGS_backend_http2);
+  flags.coalesce = absl::GetFlag(FLAGS_coalesce);
   flags.ca_file = absl::GetFlag(FLAGS_ca_file);
   flags.log_format = absl::GetFlag(FLAGS_log_format);
   flags.listen_front = absl::GetFlag(FLAGS_listen_front);

@@ -259,6 +259,10 @@ absl::Status AddUpstream(const v1::UpstreamConfig& file, int index,
     raw.http2 = file.http2();
     flags.file_locations[absl::StrCat(prefix, "http_version")] = at("http2");
   }
+  if (file.has_coalesce()) {
+    raw.coalesce = file.coalesce();
+    flags.file_locations[absl::StrCat(prefix, "coalesce")] = at("coalesce");
+  }
   if (!file.ca_file().empty()) set("ca_file", file.ca_file(), raw.ca_file);
   // The default set's limits are the global ones: its fields would share
   // their names (and their places in errors) with the file's globals.

@@ -39,6 +39,7 @@ constexpr char kGood[] = R"pb(
     retry_per_second: 2
     retry_window: "30s"
     tenant_share: 0.25
+    coalesce: true
   }
   tenant_share: 0.5
 )pb";
@@ -101,6 +102,8 @@ TEST(ConfigFileTest, GoodFileSetsGlobalsAndEachUpstreamsPolicy) {
   EXPECT_EQ(profiles.retry.per_second, 2);
   EXPECT_EQ(profiles.retry.window, absl::Seconds(30));
   EXPECT_EQ(profiles.tenant_share, 0.25);
+  EXPECT_TRUE(profiles.coalesce);
+  EXPECT_FALSE(fallback.coalesce);  // off by default
   // The file's global share: admission, and the default set's hedges.
   EXPECT_EQ(config->engine.tenant_share, 0.5);
   EXPECT_EQ(fallback.tenant_share, 0.5);

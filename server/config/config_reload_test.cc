@@ -141,6 +141,33 @@ TEST_F(ConfigReloadTest, ReplicaHealthSettingsAreApplied) {
   EXPECT_FALSE(absl::StrContains(LogText(), "needs_restart")) << LogText();
 }
 
+// Coalescing is per upstream: off unless the set (or --coalesce) turns it
+// on, and a reload turns it on or off with no restart.
+TEST_F(ConfigReloadTest, CoalesceIsPerUpstreamAndReloadable) {
+  Start(Upstream("a", "") + Upstream("b", "  coalesce: true\n"));
+  ASSERT_EQ(started_.config.engine.upstreams.size(), 2u);
+  EXPECT_FALSE(started_.config.engine.upstreams[0].coalesce);
+  EXPECT_TRUE(started_.config.engine.upstreams[1].coalesce);
+  Write(path_, Upstream("a", "  coalesce: true\n") +
+                   Upstream("b", "  coalesce: false\n"));
+  reloader_->Reload(ConfigReloader::Trigger::kFileChanged);
+  ASSERT_EQ(engine_.upstream_updates().size(), 1u) << LogText();
+  const std::vector<hedge::UpstreamConfig> sets = engine_.upstream_updates()[0];
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_TRUE(sets[0].coalesce);
+  EXPECT_FALSE(sets[1].coalesce);
+  EXPECT_FALSE(absl::StrContains(LogText(), "needs_restart")) << LogText();
+}
+
+// --coalesce is the default of every set that does not say.
+TEST_F(ConfigReloadTest, CoalesceFlagIsTheDefault) {
+  command_line_.coalesce = true;
+  Start(Upstream("a", "") + Upstream("b", "  coalesce: false\n"), {"coalesce"});
+  ASSERT_EQ(started_.config.engine.upstreams.size(), 2u);
+  EXPECT_TRUE(started_.config.engine.upstreams[0].coalesce);
+  EXPECT_FALSE(started_.config.engine.upstreams[1].coalesce);
+}
+
 TEST_F(ConfigReloadTest, UnchangedFileIsLeftAloneButSighupReloads) {
   Start(Upstream("a", ""));
   reloader_->Reload(ConfigReloader::Trigger::kFileChanged);

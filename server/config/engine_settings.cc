@@ -48,6 +48,7 @@ constexpr std::pair<absl::string_view, absl::string_view> kFlagOfField[] = {
     {"probe_path", "probe_path"},
     {"http_version", "backend_http2"},
     {"preconnect", "preconnect"},
+    {"coalesce", "coalesce"},
     {"timer_spin", "timer_spin"},
 };
 
@@ -105,6 +106,7 @@ hedge::UpstreamConfig UpstreamDefaults(FlagReader& reader,
                                               : hedge::HttpVersion::kHttp1;
   upstream.ca_file = flags.ca_file;
   upstream.preconnect = flag_only.Int("preconnect", flags.preconnect);
+  upstream.coalesce = flags.coalesce;
   reader.Adopt(flag_only.status());
   return upstream;
 }
@@ -180,6 +182,7 @@ hedge::UpstreamConfig UpstreamFromRaw(FlagReader& reader,
     upstream.http_version =
         *raw.http2 ? hedge::HttpVersion::kHttp2 : hedge::HttpVersion::kHttp1;
   }
+  if (raw.coalesce.has_value()) upstream.coalesce = *raw.coalesce;
   if (!raw.timeout.empty()) {
     upstream.timeout = reader.Duration(key("timeout"), raw.timeout);
   }

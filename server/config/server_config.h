@@ -47,7 +47,8 @@ namespace tailgate::server {
 
 // A replica set from the config file (config_file.h), its numbers as the
 // file typed them and the rest as text like the flags'. An empty value
-// (nullopt for http2) takes the value of the flag of the same name.
+// (nullopt for http2 and coalesce) takes the value of the flag of the same
+// name.
 struct RawUpstream {
   std::string name;      // "" is the default set
   std::string replicas;  // comma-separated, like --backends
@@ -65,6 +66,7 @@ struct RawUpstream {
   RawHealth health;
   RawValue preconnect;
   std::optional<bool> http2;
+  std::optional<bool> coalesce;
   std::string ca_file;
   // The set's own limits and discovery (empty: the global value, or the
   // default; see config.proto).
@@ -110,6 +112,7 @@ struct RawFlags {
   RawHealth health = HealthFlagDefaults();
   std::string drain_timeout = SettingDefault("drain_timeout");
   bool backend_http2 = SettingDefault("backend_http2") == "true";
+  bool coalesce = SettingDefault("coalesce") == "true";
   RawValue preconnect = SettingDefault("preconnect");
   std::string timer_spin = SettingDefault("timer_spin");
   std::string ca_file = SettingDefault("ca_file");

@@ -68,8 +68,7 @@ void FillHealth(const hedge::ReplicaSnapshot& replica, v1::ReplicaStats* out) {
 
 void FillStats(const hedge::EngineSnapshot& engine,
                const RejectionSnapshot& rejections,
-               const ReloadSnapshot& reloads,
-               v1::GetStatsResponse* response) {
+               const ReloadSnapshot& reloads, v1::GetStatsResponse* response) {
   response->set_config_reloads(reloads.ok);
   response->set_config_reloads_rejected(reloads.rejected);
   response->set_dns_refresh_failures(engine.dns_refresh_failures);
@@ -140,6 +139,8 @@ void FillStats(const hedge::EngineSnapshot& engine,
     SetDuration(upstream.give_up_after, stats->mutable_give_up_after());
     stats->set_give_up_learned(upstream.give_up_learned);
     stats->set_give_up_fallbacks(upstream.give_up_fallbacks);
+    stats->set_coalesced_reads(upstream.coalesced_reads);
+    stats->set_fetches_saved(upstream.fetches_saved);
   }
 }
 

@@ -119,6 +119,8 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   profiles.give_up_after = absl::Milliseconds(120);
   profiles.give_up_learned = true;
   profiles.give_up_fallbacks = 11;
+  profiles.coalesced_reads = 12;
+  profiles.fetches_saved = 9;
   engine.upstreams = {hedge::UpstreamSnapshot(), profiles};
   engine.replicas = {a, Replica("http://b:2", hedge::CircuitState::kClosed),
                      Replica("http://c:3", hedge::CircuitState::kHalfOpen)};
@@ -198,6 +200,8 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(named.give_up_after().nanos(), 120'000'000);
   EXPECT_TRUE(named.give_up_learned());
   EXPECT_EQ(named.give_up_fallbacks(), 11u);
+  EXPECT_EQ(named.coalesced_reads(), 12u);
+  EXPECT_EQ(named.fetches_saved(), 9u);
   EXPECT_EQ(stats.upstreams(0).give_up_after().nanos(), 0);  // off
   EXPECT_FALSE(stats.upstreams(0).give_up_learned());
   ASSERT_EQ(stats.tenants_size(), 2);

@@ -67,6 +67,18 @@ void AddHedgeAccounting(const hedge::EngineSnapshot& engine,
       MetricType::Counter, engine,
       [](const UpstreamSnapshot& u) { return Counter(u.late_hedge_waits); }));
   families.push_back(PerUpstream(
+      "tailgate_coalesced_reads_total",
+      "Reads that joined an upstream fetch already in flight (coalesce), "
+      "by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.coalesced_reads); }));
+  families.push_back(PerUpstream(
+      "tailgate_coalesce_fetches_saved_total",
+      "Upstream fetches coalescing saved: a shared fetch that answered k "
+      "callers saved k - 1, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.fetches_saved); }));
+  families.push_back(PerUpstream(
       "tailgate_hedge_win_ratio",
       "Recent share of timer hedges that won (about the last 16), by "
       "upstream.",

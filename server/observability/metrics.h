@@ -56,6 +56,12 @@
 //   tailgate_replica_weight                   share of reads now (ramp-up)
 //   tailgate_replica_cost_seconds             load-aware choice's cost
 //   tailgate_replica_latency_seconds          recent latency estimate
+// and each upstream's request coalescing (`coalesce`):
+//   tailgate_coalesced_reads_total{upstream}  reads that joined a fetch
+//                                             already in flight
+//   tailgate_coalesce_fetches_saved_total{upstream}
+//                                             fetches saved: k - 1 per
+//                                             fetch answering k callers
 // and each upstream's give-up point:
 //   tailgate_give_up_seconds{upstream}        0 when giving up is off
 //   tailgate_give_up_fallbacks_total{upstream}

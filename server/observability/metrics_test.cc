@@ -174,6 +174,8 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_replica_latency_seconds", "gauge"},
       {"tailgate_give_up_seconds", "gauge"},
       {"tailgate_give_up_fallbacks_total", "counter"},
+      {"tailgate_coalesced_reads_total", "counter"},
+      {"tailgate_coalesce_fetches_saved_total", "counter"},
   };
   for (const auto& [name, type] : names) {
     EXPECT_TRUE(absl::StrContains(text, absl::StrCat("# HELP ", name, " ")))
@@ -373,6 +375,8 @@ TEST(MetricsTest, ReplicaHealthHasAStateSeriesPerStateAndItsCounters) {
   hedge::UpstreamSnapshot defaults;
   defaults.give_up_after = absl::Milliseconds(60);
   defaults.give_up_fallbacks = 6;
+  defaults.coalesced_reads = 49;
+  defaults.fetches_saved = 48;
   hedge::UpstreamSnapshot off;  // giving up is off
   off.name = "off";
   engine.upstreams = {defaults, off};
@@ -407,6 +411,9 @@ TEST(MetricsTest, ReplicaHealthHasAStateSeriesPerStateAndItsCounters) {
            "tailgate_give_up_seconds{upstream=\"\"} 0.06",
            "tailgate_give_up_seconds{upstream=\"off\"} 0",
            "tailgate_give_up_fallbacks_total{upstream=\"\"} 6",
+           "tailgate_coalesced_reads_total{upstream=\"\"} 49",
+           "tailgate_coalesce_fetches_saved_total{upstream=\"\"} 48",
+           "tailgate_coalesced_reads_total{upstream=\"off\"} 0",
            "tailgate_circuit_state{upstream=\"\",replica=\"http://a:8001\"} 1",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
@@ -416,8 +423,9 @@ TEST(MetricsTest, ReplicaHealthHasAStateSeriesPerStateAndItsCounters) {
 TEST(MetricsTest, ClosedCircuitIsZero) {
   hedge::EngineSnapshot engine;
   engine.replicas = {Replica("http://c:1", hedge::CircuitState::kClosed, 0)};
-  EXPECT_TRUE(HasLine(RenderMetrics(engine, {}),
-                      "tailgate_circuit_state{upstream=\"\",replica=\"http://c:1\"} 0"));
+  EXPECT_TRUE(HasLine(
+      RenderMetrics(engine, {}),
+      "tailgate_circuit_state{upstream=\"\",replica=\"http://c:1\"} 0"));
 }
 
 TEST(MetricsTest, HistogramBucketsAreCumulative) {
@@ -432,9 +440,11 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
            "tailgate_request_duration_seconds_bucket{le=\"+Inf\"} 4",
            "tailgate_request_duration_seconds_count 4",
            "tailgate_request_duration_seconds_sum 5.032",
-           "tailgate_attempt_duration_seconds_bucket{upstream=\"\",replica=\"http://"
+           "tailgate_attempt_duration_seconds_bucket{upstream=\"\",replica="
+           "\"http://"
            "a:8001\",le=\"0.05\"} 2",
-           "tailgate_attempt_duration_seconds_count{upstream=\"\",replica=\"http://b:8002\"} "
+           "tailgate_attempt_duration_seconds_count{upstream=\"\",replica="
+           "\"http://b:8002\"} "
            "0",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;

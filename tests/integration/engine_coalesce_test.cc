@@ -202,5 +202,43 @@ TEST_F(EngineCoalesceTest, DifferentCredentialsAreNotCoalesced) {
   EXPECT_EQ(with_alice, 1);
 }
 
+// The hedge budget is earned per upstream fetch, not per caller: ten
+// callers sharing one fetch deposit one read's credit.
+TEST_F(EngineCoalesceTest, AFetchEarnsHedgeCreditOnce) {
+  // /spend: the first request slow, the next one fast; /shared: fast.
+  const Handler handler =
+      Route({{"/spend", PerAttempt({Answer("slow", absl::Seconds(2)),
+                                    Answer("fast", kAnswerDelay)})},
+             {"/shared", Always(Answer("shared", kAnswerDelay))}});
+  StartReplicas({handler, handler});
+  hedge::EngineConfig config = DefaultConfig();
+  config.timeout = absl::Seconds(5);
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0.1, 2};
+  config.upstreams[0].coalesce = true;
+  StartEngine(config);
+  // One read alone: its 0.1 finds the balance full (2), its hedge
+  // spends 1.
+  absl::StatusOr<hedge::EngineResponse> hedged = Read("/spend");
+  ASSERT_TRUE(hedged.ok()) << hedged.status();
+  EXPECT_TRUE(hedged->trace.hedged);
+  EXPECT_NEAR(Totals().hedge_credits, 1.0, 1e-9);
+  // Ten callers of one fetch that never hedges: 0.1 more, not 1.
+  std::vector<PendingRead*> reads;
+  for (int i = 0; i < 10; ++i) {
+    hedge::EngineRead read = Get("/shared");
+    read.hedge_disabled = true;
+    reads.push_back(&NewPendingRead());
+    Submit(std::move(read), *reads.back());
+  }
+  for (PendingRead* read : reads) {
+    ASSERT_TRUE(read->Wait().ok()) << read->Wait().status();
+  }
+  EXPECT_LE(RequestsFor("/shared"), 3);
+  const hedge::UpstreamSnapshot totals = Totals();
+  EXPECT_EQ(totals.coalesced_reads + RequestsFor("/shared"), 10u);
+  EXPECT_NEAR(totals.hedge_credits, 1.0 + 0.1 * RequestsFor("/shared"), 1e-9);
+  EXPECT_EQ(totals.requests, 11u);
+}
+
 }  // namespace
 }  // namespace tailgate::testing
