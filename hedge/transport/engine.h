@@ -36,6 +36,12 @@
 // A 5xx forwarded because every attempt failed is an OK result. Messages
 // never carry transport error text or replica addresses.
 //
+// On an upstream with `coalesce` (UpstreamConfig::coalesce), reads in
+// flight at once with the same CoalesceKey (coalesce_key.h) share one
+// upstream fetch and its hedge: each is still admitted, completed, timed
+// out and cancelled as a read of its own, with its own copy of the
+// answer; see engine_coalesce.cc.
+//
 // Replica sets change while reads run: SetUpstreams (a reload) and the
 // refresh of `resolve` replicas' names (every refresh_interval, on a
 // thread of the engine's own) publish a new generation of the sets; a

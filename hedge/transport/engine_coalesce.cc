@@ -14,10 +14,11 @@
 //
 // Each caller keeps its own deadline (a timer of its own when it is
 // earlier than the fetch's: it then ends alone with DEADLINE_EXCEEDED)
-// and its own cancellation; when the last caller leaves, the fetch is
-// cancelled (neutral for the breakers, like a caller's cancel). When the
-// fetch ends, every caller still waiting gets a copy of its answer (its
-// own trace latency) or of its error.
+// and its own cancellation; when the last caller leaves, the fetch ends
+// as that caller's read would have alone: cancelled, or past the caller's
+// deadline (both neutral for the breakers). When the fetch ends, every
+// caller still waiting gets a copy of its answer (its own trace latency)
+// or of its error.
 
 #include <algorithm>
 #include <memory>
@@ -83,11 +84,17 @@ void EngineImpl::LeaveFetch(Read& caller, ReadError error, absl::Time now) {
   Read& fetch = *caller.fetch;
   std::vector<Read*>& waiting = fetch.callers;
   waiting.erase(std::find(waiting.begin(), waiting.end(), &caller));
-  const bool last = waiting.empty();
-  if (last) {
-    // No caller may join a fetch that is going.
+  if (waiting.empty()) {
+    // Nobody is left to answer: the fetch goes (no caller may join it
+    // now), before the caller hears back, so that the counters it may
+    // read then are settled. Its Finish finds no caller to tell.
     auto it = fetches_.find(std::make_pair(&fetch.upstream, fetch.fetch_key));
     if (it != fetches_.end() && it->second == &fetch) fetches_.erase(it);
+    // As the read would have ended alone: on its deadline (neutral for
+    // the replicas when it was the caller's), or cancelled.
+    Execute(fetch, error == ReadError::kDeadlineExceeded
+                       ? fetch.decision.OnDeadline(now, caller.deadline_source)
+                       : fetch.decision.OnCancel(now));
   }
   CompleteCaller(
       caller,
@@ -97,9 +104,6 @@ void EngineImpl::LeaveFetch(Read& caller, ReadError error, absl::Time now) {
                               caller.upstream.timeout(), caller.deadline_source,
                               stopping_}),
       error, now);
-  // Its callback cannot end the fetch: a Cancel or Submit from it goes
-  // through the inbox.
-  if (last) Execute(fetch, fetch.decision.OnCancel(clock_.Now()));
 }
 
 void EngineImpl::DeliverFetch(Read& fetch,

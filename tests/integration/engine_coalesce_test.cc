@@ -137,6 +137,7 @@ TEST_F(EngineCoalesceTest, TheLastCallerLeavingCancelsTheFetch) {
   EXPECT_EQ(replicas_[0]->client_disconnects_before_response(), 0);
   engine_->Cancel(b);
   EXPECT_EQ(second.Wait().status().code(), absl::StatusCode::kCancelled);
+  ExpectIdle();  // the fetch went before its last caller heard back
   // The fetch's attempt went away: its connection was closed.
   EXPECT_TRUE(
       replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(5)));
@@ -146,6 +147,29 @@ TEST_F(EngineCoalesceTest, TheLastCallerLeavingCancelsTheFetch) {
   // A cancelled fetch says nothing of its replica.
   EXPECT_EQ(stats.backend_failures, 0u);
   ExpectIdle();
+}
+
+TEST_F(EngineCoalesceTest, TheLastCallerDeadlineEndsTheFetch) {
+  StartCoalescing(/*hang=*/true);
+  PendingRead& first = NewPendingRead();
+  PendingRead& second = NewPendingRead();
+  for (auto [pending, after] :
+       {std::make_pair(&first, absl::Milliseconds(80)),
+        std::make_pair(&second, absl::Milliseconds(160))}) {
+    hedge::EngineRead read = Get("/stuck");
+    read.deadline = engine_->clock().Now() + after;
+    Submit(std::move(read), *pending);
+  }
+  EXPECT_EQ(first.Wait().status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(second.Wait().status().code(), absl::StatusCode::kDeadlineExceeded);
+  ExpectIdle();
+  EXPECT_TRUE(
+      replicas_[0]->WaitForDisconnectsBeforeResponse(1, absl::Seconds(5)));
+  EXPECT_EQ(RequestsFor("/stuck"), 1);
+  const hedge::EngineSnapshot stats = engine_->Snapshot();
+  EXPECT_EQ(stats.timeouts, 2u);  // the callers, not the fetch
+  // The callers' own deadlines say nothing of the replica.
+  EXPECT_EQ(stats.backend_failures, 0u);
 }
 
 TEST_F(EngineCoalesceTest, ACallerWithAnEarlierDeadlineEndsAlone) {
