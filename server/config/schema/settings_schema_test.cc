@@ -34,7 +34,7 @@ TEST(SettingsSchemaTest, EveryDeclaredFlagIsDefinedWithItsDefaultAndHelp) {
     EXPECT_EQ(flag->Help(), SettingHelp(name)) << name;
     EXPECT_FALSE(decl.setting->help().empty()) << name;
   }
-  EXPECT_EQ(flags, 52);
+  EXPECT_EQ(flags, 53);
 }
 
 TEST(SettingsSchemaTest, NoFlagIsDefinedWithoutADeclaration) {
