@@ -6,7 +6,8 @@
 // A batch is never freed from inside its own callbacks: once its client
 // has gone and its reads are drained, the call is queued and freed on the
 // next turn of the loop (OnFreeLater), which also finishes a teardown that
-// waited for batches.
+// waited for batches. Items are written on that turn too, all the items
+// of a connection that completed in one turn in one write.
 
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
@@ -99,7 +100,10 @@ void ReadDoor::Impl::OnBatchItem(Call* call, size_t index,
   if (stopping_) ScheduleFree();  // a teardown may be waiting for it
   if (batch.sending) return;      // nghttp2 is taking items now, or will be
   nghttp2_session_resume_data(call->connection->wire.session, call->stream_id);
-  Flush(call->connection);
+  // Written on the loop's next turn, with every other item that completes
+  // in this one: one write for many items, not one each.
+  to_flush_.insert(call->connection);
+  ScheduleFree();
 }
 
 ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
@@ -164,6 +168,12 @@ void ReadDoor::Impl::ScheduleFree() {
 void ReadDoor::Impl::OnFreeLater(evutil_socket_t, short, void* arg) noexcept {
   auto* self = static_cast<Impl*>(arg);
   self->door_thread_.AssertOnOwner();
+  std::vector<Connection*> to_flush(self->to_flush_.begin(),
+                                    self->to_flush_.end());
+  self->to_flush_.clear();
+  for (Connection* connection : to_flush) {
+    if (self->connections_.contains(connection)) self->Flush(connection);
+  }
   self->FreeQueued();
   if (self->stopping_) self->MaybeFinishTeardown();
 }

@@ -241,6 +241,7 @@ void ReadDoor::Impl::Close(Connection* connection) {
   // Calls whose read is in flight stay with the engine's callback; the
   // others go now.
   MarkBusy(connection);  // leaves the idle list
+  to_flush_.erase(connection);
   std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());
   connection->calls.clear();
   for (Call* call : calls) Detach(call);

@@ -409,8 +409,10 @@ class ReadDoor::Impl {
   event* receive_sweep_ ABSL_GUARDED_BY(door_thread_) = nullptr;
   // ReadMany calls with a batch, until it is drained.
   absl::flat_hash_set<Call*> batches_ ABSL_GUARDED_BY(door_thread_);
-  // Calls to free on the next turn of the loop (free_later_).
+  // Calls to free, and connections with ReadMany items to write, on the
+  // next turn of the loop (free_later_).
   std::vector<Call*> to_free_ ABSL_GUARDED_BY(door_thread_);
+  absl::flat_hash_set<Connection*> to_flush_ ABSL_GUARDED_BY(door_thread_);
   event* free_later_ ABSL_GUARDED_BY(door_thread_) = nullptr;
   bool teardown_finished_ ABSL_GUARDED_BY(door_thread_) = false;
 
