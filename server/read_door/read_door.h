@@ -29,7 +29,10 @@
 //     policy, frames that carry no work) and a header block that decodes
 //     to at most 4 x `max_header_bytes`, else GOAWAY ENHANCE_YOUR_CALM;
 //   - `handshake_timeout` for a new connection's preface and SETTINGS,
-//     `receive_timeout` for a Read call's request to arrive whole;
+//     `receive_timeout` for a Read call's request to arrive whole,
+//     `idle_timeout` for a connection with no call open (then GOAWAY
+//     NO_ERROR and the connection is closed; a client reconnects when it
+//     next calls);
 //   - SETTINGS_MAX_CONCURRENT_STREAMS `max_streams_per_connection`; a
 //     stream over it is refused (REFUSED_STREAM, which clients retry);
 //   - request headers bounded (`max_header_bytes` per stream, else the
@@ -97,6 +100,8 @@ struct ReadDoorOptions {
   // HEADERS (less if its grpc-timeout is shorter): then it fails
   // DEADLINE_EXCEEDED and its request bytes are given back.
   absl::Duration receive_timeout = absl::Seconds(10);
+  // How long a connection may stay open with no call open.
+  absl::Duration idle_timeout = absl::Minutes(5);
   absl::Duration send_timeout = absl::Seconds(5);
   // As the --listen server's limits (grpc_server.h).
   int64_t max_header_bytes = 16 << 10;
@@ -121,8 +126,8 @@ struct ReadDoorOptions {
   // A connection was closed at accept: `max_connections` were open, each
   // with a call. Called with the count so far.
   std::function<void(uint64_t refused)> refused;
-  // A connection with no call open was closed to make room for a new one.
-  // Called with the count so far.
+  // A connection with no call open was closed: to make room for a new one,
+  // or past `idle_timeout`. Called with the count so far.
   std::function<void(uint64_t closed)> idle_closed;
   // Set: the door serves health (following this state) and reflection.
   // Must outlive the door.

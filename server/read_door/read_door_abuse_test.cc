@@ -317,6 +317,32 @@ std::string ReadsWithWindowShut(int reads) {
   return out;
 }
 
+// A connection with no call open is told GOAWAY NO_ERROR and closed at the
+// idle timeout; one with a call open stays (it answers a PING).
+TEST_F(ReadDoorTest, AConnectionWithNoCallOpenIsClosedAtTheIdleTimeout) {
+  std::atomic<uint64_t> closed{0};
+  ReadDoorOptions options;
+  options.idle_timeout = absl::Milliseconds(300);
+  options.idle_closed = [&closed](uint64_t count) { closed = count; };
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int busy = ConnectToLoopback(port_);
+  ASSERT_GE(busy, 0);
+  ASSERT_TRUE(SendAll(busy, ReadsWithWindowShut(1)));
+  Read(0);  // its call is open
+  const int idle = ConnectToLoopback(port_);
+  ASSERT_GE(idle, 0);
+  ASSERT_TRUE(SendAll(idle, Preface()));
+  const std::optional<GoAway> goaway = WaitForGoAway(idle);
+  ASSERT_TRUE(goaway.has_value());
+  EXPECT_EQ(goaway->code, 0u);  // NO_ERROR
+  EXPECT_TRUE(ClosedByTheDoor(idle));
+  EXPECT_EQ(closed.load(), 1u);
+  ASSERT_TRUE(SendAll(busy, Frame(testing::kPing, 0, 0, std::string(8, 'p'))));
+  EXPECT_TRUE(WaitForFrame(busy, testing::kPing, 0).has_value());
+  close(idle);
+  close(busy);
+}
+
 // One connection holds at most its share of the reads: the one past it is
 // refused (trailers only) while another connection is served.
 TEST_F(ReadDoorTest, AConnectionHoldsAtMostItsShareOfTheReads) {

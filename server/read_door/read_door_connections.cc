@@ -53,13 +53,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
       close(fd);  // after the count: a client that sees it closed finds it
       return;
     }
-    nghttp2_session_terminate_session(idle->wire.session, NGHTTP2_NO_ERROR);
-    Send(idle->wire, absl::ZeroDuration());
-    self->Close(idle);
-    ++self->idle_closed_;
-    if (self->options_.idle_closed) {
-      self->options_.idle_closed(self->idle_closed_);
-    }
+    self->CloseIdle(idle);
   }
   if (address->sa_family == AF_INET || address->sa_family == AF_INET6) {
     const int on = 1;
@@ -67,7 +61,6 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   auto connection = std::make_unique<Connection>(Connection{self});
   Connection* c = connection.get();
-  self->MarkIdle(c);
   Wire& wire = c->wire;
   wire.fd = fd;
   wire.readable =
@@ -75,10 +68,12 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   wire.writable = event_new(self->base_, fd, EV_WRITE, &Impl::OnWritable, c);
   c->handshake_timer = evtimer_new(self->base_, &Impl::OnHandshakeTimeout, c);
   c->send_timer = evtimer_new(self->base_, &Impl::OnSendTimeout, c);
+  c->idle_timer = evtimer_new(self->base_, &Impl::OnIdleTimeout, c);
   self->connections_.emplace(c, std::move(connection));
   const timeval handshake = absl::ToTimeval(self->options_.handshake_timeout);
   if (wire.readable == nullptr || wire.writable == nullptr ||
       c->handshake_timer == nullptr || c->send_timer == nullptr ||
+      c->idle_timer == nullptr ||
       nghttp2_session_server_new2(&wire.session, self->callbacks_, c,
                                   self->session_options_) != 0 ||
       event_add(wire.readable, nullptr) != 0 ||
@@ -86,6 +81,7 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
     self->Close(c);
     return;
   }
+  self->MarkIdle(c);
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
        static_cast<uint32_t>(self->options_.max_streams_per_connection)},
@@ -130,6 +126,22 @@ void ReadDoor::Impl::OnWritable(evutil_socket_t, short what,
     return;
   }
   self->Flush(connection);
+}
+
+// No call has been open on the connection for --idle_timeout.
+void ReadDoor::Impl::OnIdleTimeout(evutil_socket_t, short, void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  connection->door->CloseIdle(connection);
+}
+
+void ReadDoor::Impl::CloseIdle(Connection* connection) {
+  // Counted first: a client that sees its connection closed finds it.
+  ++idle_closed_;
+  if (options_.idle_closed) options_.idle_closed(idle_closed_);
+  nghttp2_session_terminate_session(connection->wire.session, NGHTTP2_NO_ERROR);
+  Send(connection->wire, absl::ZeroDuration());
+  Close(connection);
 }
 
 // The client sent no SETTINGS (its preface) in time: a connection that
@@ -229,12 +241,15 @@ ReadDoor::Impl::Connection* ReadDoor::Impl::LongestIdle() {
 void ReadDoor::Impl::MarkIdle(Connection* connection) {
   if (connection->idle_entry.has_value()) return;
   connection->idle_entry = idle_.insert(idle_.end(), connection);
+  const timeval timeout = absl::ToTimeval(options_.idle_timeout);
+  evtimer_add(connection->idle_timer, &timeout);
 }
 
 void ReadDoor::Impl::MarkBusy(Connection* connection) {
   if (!connection->idle_entry.has_value()) return;
   idle_.erase(*connection->idle_entry);
   connection->idle_entry.reset();
+  evtimer_del(connection->idle_timer);
 }
 
 void ReadDoor::Impl::Close(Connection* connection) {
@@ -246,7 +261,8 @@ void ReadDoor::Impl::Close(Connection* connection) {
   connection->calls.clear();
   for (Call* call : calls) Detach(call);
   FreeWire(connection->wire);
-  for (event* e : {connection->handshake_timer, connection->send_timer}) {
+  for (event* e : {connection->handshake_timer, connection->send_timer,
+                   connection->idle_timer}) {
     if (e != nullptr) event_free(e);
   }
   connections_.erase(connection);  // deletes `connection`

@@ -115,6 +115,8 @@ class ReadDoor::Impl {
     Impl* door;
     Wire wire;
     event* handshake_timer = nullptr;
+    // Armed while no call is open (MarkIdle), for options_.idle_timeout.
+    event* idle_timer = nullptr;
     event* send_timer = nullptr;       // armed while an answer is being sent
     absl::flat_hash_set<Call*> calls;  // the open streams' calls
     // Read calls whose request has ended in the bytes being received:
@@ -188,6 +190,7 @@ class ReadDoor::Impl {
   static void OnReadable(evutil_socket_t fd, short what, void* arg) noexcept;
   static void OnWritable(evutil_socket_t fd, short what, void* arg) noexcept;
   static void OnHandshakeTimeout(evutil_socket_t, short, void* arg) noexcept;
+  static void OnIdleTimeout(evutil_socket_t, short, void* arg) noexcept;
   // read_door_calls.cc.
   static void OnSendTimeout(evutil_socket_t, short, void* arg) noexcept;
 
@@ -239,6 +242,10 @@ class ReadDoor::Impl {
   static void FreeWire(Wire& wire);
 
   // Connections (read_door_connections.cc).
+  // Tells the connection GOAWAY NO_ERROR, writes what the socket takes
+  // now, and closes it (idle: at the limit, or past idle_timeout).
+  void CloseIdle(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Writes what the connection has to send; closes it on an error or once
   // neither side has more to say. Nothing may touch the connection after
   // Flush.
@@ -250,7 +257,8 @@ class ReadDoor::Impl {
   // The connection with no call open that has been idle longest; null if
   // every connection has a call open. O(1).
   Connection* LongestIdle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  // The connection has no call open now / has one open.
+  // The connection has no call open now (its idle timer runs) / has one
+  // open.
   void MarkIdle(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void MarkBusy(Connection* connection)
