@@ -11,6 +11,8 @@ import socket
 import time
 import unittest
 
+import h2.events
+
 from proto.tailgate.v1 import tailgate_pb2
 from tests.hostile import raw_h2
 from tests.hostile.hostile_support import (
@@ -254,32 +256,60 @@ class ReadDoorHostileClientTest(HostileTestCase):
     def test_request_bytes_over_every_stream_are_bounded(self):
         # 1 MiB for the door's requests: each stream below announces a
         # 65000-byte message and sends 60000 bytes of it, counted with 1 KiB
-        # for its call. 17 fit (1 037 408 bytes); the 18th's first 16 KiB
-        # would pass the bound.
+        # for its call. One connection holds two (its share is an eighth,
+        # 128 KiB: a third is refused); over nine connections 17 fit
+        # (1 037 408 bytes), and the 18th's first 16 KiB would pass the
+        # door's bound.
         sidecar = self.start("--max_grpc_memory_bytes=1048576",
                              "--max_streams_per_connection=64")
-        connection = raw_h2.Connection(sidecar.door)
+        connections = [raw_h2.Connection(sidecar.door) for _ in range(10)]
         part = raw_h2.grpc_frame(b"", declared_length=65000) + b"\0" * 59995
         streams = []
-        for _ in range(17):
-            stream = connection.start_call()
-            self.assertTrue(connection.send(stream, part))
-            streams.append(stream)
+        for i in range(17):
+            stream = connections[i // 2].start_call()
+            self.assertTrue(connections[i // 2].send(stream, part))
+            streams.append((connections[i // 2], stream))
+        # The door has taken every byte of them before the next stream
+        # opens (on another connection, nothing else orders them).
+        for connection in connections[:9]:
+            settle(connection)
         # Answered as soon as it is refused (the send may stop there).
-        streams.append(connection.start_call())
-        connection.send(streams[17], part)
-        status, text, _ = connection.finish(streams[17])
+        third = connections[0].start_call()
+        connections[0].send(third, part)
+        status, text, _ = connections[0].finish(third)
         self.assertEqual(status, RESOURCE_EXHAUSTED, text)
+        self.assertIn("for this connection", text)
+        last = connections[9].start_call()
+        connections[9].send(last, part)
+        status, text, reset = connections[9].finish(last)
+        self.assertEqual(status, RESOURCE_EXHAUSTED, (text, reset))
         self.assertIn("--max_grpc_memory_bytes", text)
         # The first 17 are still held, not refused: the first one's message,
         # completed, is answered as a message (zeros are no ReadRequest).
-        self.assertFalse(any(connection.ended(s) for s in streams[:17]))
-        self.assertTrue(connection.send(streams[0], b"\0" * 5005, end=True))
-        status, text, _ = connection.finish(streams[0])
+        self.assertFalse(any(c.ended(s) for c, s in streams))
+        first, stream = streams[0]
+        self.assertTrue(first.send(stream, b"\0" * 5005, end=True))
+        status, text, _ = first.finish(stream)
         self.assertEqual(status, INVALID_ARGUMENT, text)
-        connection.close()
+        for connection in connections:
+            connection.close()
         # Closing gave the bytes back: the door serves again.
         self.assert_normal_read_works(sidecar)
+
+
+def settle(connection):
+    """Sends a PING and reads until its ACK: the door has handled every
+    frame sent on `connection` before it."""
+    connection.h2.ping(b"settled!")
+    connection.flush()
+    while True:
+        data = connection.sock.recv(65536)
+        if not data:
+            raise AssertionError("the connection closed")
+        events = connection.h2.receive_data(data)
+        connection.flush()
+        if any(isinstance(e, h2.events.PingAckReceived) for e in events):
+            return
 
 
 # grpc.reflection.v1: ServerReflectionRequest{file_containing_symbol (4)}.
@@ -386,17 +416,18 @@ class ServiceCallsHostileClientTest(HostileTestCase):
     def test_open_watches_are_bounded_by_the_request_memory(self):
         # Each open call counts 1 KiB against --max_grpc_memory_bytes: 1 MiB
         # holds at most 1024 open Watches, however many streams and
-        # connections a client opens; a stream opened with no room left is
-        # refused (REFUSED_STREAM, or RESOURCE_EXHAUSTED for one whose
-        # message finds no room). Each Watch held open answers SERVING.
+        # connections a client opens (one connection at most an eighth,
+        # 128); a stream opened with no room left is refused
+        # (REFUSED_STREAM, or RESOURCE_EXHAUSTED for one whose message finds
+        # no room). Each Watch held open answers SERVING.
         sidecar = self.start("--max_grpc_memory_bytes=1048576",
                              "--max_streams_per_connection=1000")
         connections, held = [], 0
         refused = 0
-        for _ in range(3):
+        for _ in range(10):
             connection = raw_h2.Connection(sidecar.door)
             streams = []
-            for _ in range(500):
+            for _ in range(150):
                 stream = connection.start_call(
                     method="/grpc.health.v1.Health/Watch")
                 connection.send(stream, raw_h2.grpc_frame(b""), end=True)
