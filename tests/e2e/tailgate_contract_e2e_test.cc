@@ -316,8 +316,9 @@ TEST_F(MixE2eTest, MetricsOverHttpAgreeWithGetStats) {
   ASSERT_EQ(Stats().attempts(), stats.attempts()) << "still changing";
 
   EXPECT_EQ(stats.requests(), 9u);
+  // Whether a hedge wins the mix depends on the host's timing (under the
+  // sanitizers often none does); the counts, whatever they are, must agree.
   EXPECT_GE(stats.hedges(), 1u);
-  EXPECT_GE(stats.hedge_wins(), 1u);
   EXPECT_GE(stats.backend_failures(), 1u);
   EXPECT_EQ(SumOfSamples(metrics, "tailgate_requests_total"), stats.requests());
   EXPECT_EQ(SumOfSamples(metrics, "tailgate_hedges_total"), stats.hedges());
