@@ -109,6 +109,8 @@ void AddCommonFields(const FanoutRun& run, const std::string& arm, int keys,
       .AddInt("batches", run.config.fanout.batches)
       .AddInt("max_in_flight", kFanoutInFlight);
   AddLatencyFields(Summarize(series.batch_latencies), line, "batch_");
+  // Each key from its batch's start: how long a fast key waits its turn.
+  AddLatencyFields(Summarize(series.key_latencies), line, "key_");
   line.AddDouble("attempts_per_key",
                  figures.requests > 0 ? figures.attempts / figures.requests
                                       : std::nan(""),

@@ -3,10 +3,12 @@
 //
 // Every read whose timer hedge was launched ends as a win (the hedge gave
 // the answer) or a loss (the primary answered first, or the deadline came
-// with neither); a caller's cancel, or both attempts failing, tells
-// nothing. The win ratio is an exponentially weighted average over the
-// last ~kMemory such outcomes (it starts at 1: hedges pay until shown
-// otherwise). From it, the spend level:
+// with neither); a caller's cancel, both attempts failing, or a primary
+// that answered before the hedge had run half the hedge delay tells
+// nothing (read_decision.h); so does a hedge a batch paid with its own
+// credit, which the gate does not hold back either. The win ratio is an
+// exponentially weighted average over the last ~kMemory such outcomes (it
+// starts at 1: hedges pay until shown otherwise). From it, the spend level:
 //   win ratio >= kFullAt  -> 1 (every wanted hedge goes on to the budget)
 //   win ratio <= kFloorAt -> kFloor (1 wanted hedge in 10: still probing,
 //                            so that wins coming back are noticed)

@@ -163,7 +163,7 @@ Actions ReadDecision::OnHedgeTimer(absl::Time now) {
   if (late_hedge_at_.has_value()) {
     if (now < *late_hedge_at_) return out;  // not the late timer yet
   } else if (options_.late_hedge_delay > options_.hedge_delay &&
-             policy_.budget->credits() < options_.hedge_reserve) {
+             HedgeCredits() < options_.hedge_reserve) {
     const absl::Time late = attempts_[0].started + options_.late_hedge_delay;
     if (late > now) {
       late_hedge_at_ = late;
@@ -190,7 +190,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   ReplicaPicker& picker = *policy_.picker;
   if (outcome == AttemptOutcome::kSuccess) {
     picker.OnSuccess(done.replica, done.ticket, now);
-    ReportHedge(/*won=*/attempt == 1);
+    ReportHedge(/*won=*/attempt == 1, now);
     CancelInFlight(out, now, Blame::kLostRace);
     out.push_back(FinishWith(attempt));
     finished_ = true;
@@ -208,7 +208,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
 Actions ReadDecision::OnDeadline(absl::Time now, DeadlineSource source) {
   Actions out;
   if (finished_) return out;
-  ReportHedge(/*won=*/false);
+  ReportHedge(/*won=*/false, now);
   CancelInFlight(out, now,
                  source == DeadlineSource::kSidecarTimeout ? Blame::kTimeout
                                                            : Blame::kNone);
@@ -264,11 +264,25 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   out.push_back(Launch(1, pick->replica, kind));
 }
 
+double ReadDecision::HedgeCredits() const {
+  const double shared = policy_.budget->credits();
+  if (policy_.batch == nullptr) return shared;
+  return shared + policy_.batch->credits(*policy_.budget);
+}
+
 std::optional<SkipReason> ReadDecision::TakeCredit(AttemptKind kind,
                                                    absl::Time now) {
   if (kind == AttemptKind::kFallback) {
     if (policy_.retry_budget->TryConsume(now)) return std::nullopt;
     return SkipReason::kNoRetryBudget;
+  }
+  // A batch's reads hedge on the credit they earned first, which alone
+  // bounds what they spend: the payoff gate neither holds them back nor
+  // learns from them (a batch's keys are late together when the sidecar
+  // is busy with the batch, and would teach it that hedges do not pay).
+  if (policy_.batch != nullptr && policy_.batch->TryConsume(*policy_.budget)) {
+    paid_by_batch_ = true;
+    return std::nullopt;
   }
   if (policy_.payoff != nullptr &&
       !policy_.payoff->AllowHedge(policy_.tenant_slot)) {
@@ -324,11 +338,15 @@ void ReadDecision::FinishWithError(ReadError error, Actions& out) {
   finished_ = true;
 }
 
-void ReadDecision::ReportHedge(bool won) {
+void ReadDecision::ReportHedge(bool won, absl::Time now) {
   if (policy_.payoff == nullptr || launched_ < 2 ||
-      attempts_[1].kind != AttemptKind::kHedge) {
+      attempts_[1].kind != AttemptKind::kHedge || paid_by_batch_) {
     return;
   }
+  // Beaten before it had run half a hedge delay: the read was barely
+  // late (its primary was answering as the hedge left), which says
+  // nothing of whether hedges pay.
+  if (!won && now - attempts_[1].started < options_.hedge_delay / 2) return;
   policy_.payoff->OnHedgeResult(policy_.tenant_slot, won);
 }
 

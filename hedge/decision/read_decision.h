@@ -30,24 +30,27 @@
 //    hedges that stopped winning are cut toward a floor), then takes one from
 //    the read's tenant's hedge credits and one from the hedge budget
 //    (TenantCredits, when the policy has them; the hedge budget alone
-//    otherwise); a fallback takes one from the retry budget only, so
-//    hedges can never leave a failed primary without its fallback.
+//    otherwise); a read of a ReadMany batch takes its batch's credit
+//    first, while the batch holds one, and such a hedge neither asks the
+//    payoff gate nor reports to it; a fallback takes one from the retry budget
+//    only, so hedges can never leave a failed primary without its fallback.
 //    Otherwise the read goes on without it (kExtraSkipped says why).
 //    Late hedges: with a late_hedge_delay (longer than hedge_delay), a
-//    timer that fires while the hedge budget holds fewer than
-//    hedge_reserve credits asks for nothing yet: the timer is armed again
-//    for late_hedge_delay after the primary's start, and the hedge is
-//    asked for then, as above (once only). A
-//    hedge skipped at the timer leaves the decision open: if the primary
-//    then fails, the fallback is tried with the budget and capacity of
-//    that moment.
+//    timer that fires while the hedge budget (with the batch's credit)
+//    holds fewer than hedge_reserve credits asks for nothing yet: the timer is
+//    armed again for late_hedge_delay after the primary's start, and the hedge
+//    is asked for then, as above (once only). A hedge skipped at the timer
+//    leaves the decision open: if the primary then fails, the fallback is tried
+//    with the budget and capacity of that moment.
 //  - The first kSuccess (complete, status < 500) wins; any other attempt in
 //    flight is cancelled before the read finishes. A loser that had run
 //    past give_up_after lost by hanging: it counts as a failure of its
 //    replica (kCancel with `failed`). A read whose timer hedge
 //    was launched tells its tenant's payoff gate whether the hedge won; so does
-//    one whose deadline came first (a loss). A caller's cancel, and both
-//    attempts failing, tell it nothing.
+//    one whose deadline came first (a loss). A caller's cancel, both
+//    attempts failing, and a primary that won before the hedge had run
+//    half the hedge delay (a read barely late, no evidence either way)
+//    tell it nothing.
 //  - When no attempt is left in flight and none succeeded: the most recent
 //    kServerError is forwarded (finish with that attempt); else kTooLarge if
 //    an attempt was over the size limit; else kUpstreamFailure.
@@ -78,6 +81,7 @@
 #include "hedge/health/circuit_breaker.h"
 #include "hedge/health/replica_picker.h"
 #include "hedge/policy/admission_limits.h"
+#include "hedge/policy/batch_credits.h"
 #include "hedge/policy/hedge_budget.h"
 #include "hedge/policy/retry_budget.h"
 #include "hedge/tenants/tenant_credits.h"
@@ -167,6 +171,10 @@ struct ReadPolicy {
   // The payoff gates; the read's is tenant_slot's (null: every timer
   // hedge may ask).
   TenantPayoff* payoff = nullptr;
+  // The credit of the read's batch (null: a read of its own): a timer
+  // hedge takes from it first, without the payoff gate, before the
+  // tenant's and the budget's (hedge/policy/batch_credits.h).
+  BatchCredits* batch = nullptr;
 };
 
 struct ReadOptions {
@@ -223,6 +231,9 @@ class ReadDecision {
   // Takes the credit an extra attempt of `kind` costs; the reason when
   // there is none (and nothing taken, except as noted in the .cc).
   std::optional<SkipReason> TakeCredit(AttemptKind kind, absl::Time now);
+  // The hedge credits the read could draw on: the budget's balance and
+  // its batch's credit.
+  double HedgeCredits() const;
   // Which attempts in flight count as failures rather than cancelled.
   enum class Blame {
     kNone,      // the caller's cancel or deadline: neutral
@@ -232,7 +243,7 @@ class ReadDecision {
   void CancelInFlight(Actions& out, absl::Time now, Blame blame);
   void FinishWithError(ReadError error, Actions& out);
   // Tells the payoff gate how a launched timer hedge did.
-  void ReportHedge(bool won);
+  void ReportHedge(bool won, absl::Time now);
   void FinishAfterFailures(Actions& out);
   int InFlight() const;
 
@@ -245,7 +256,8 @@ class ReadDecision {
   // extra attempt will be tried again. (A skipped timer hedge leaves it
   // open for a fallback.)
   bool extra_decided_ = false;
-  bool hedge_tried_ = false;  // the hedge timer has fired and asked
+  bool hedge_tried_ = false;    // the hedge timer has fired and asked
+  bool paid_by_batch_ = false;  // the timer hedge took its batch's credit
   // When the timer was armed again, for a late hedge.
   std::optional<absl::Time> late_hedge_at_;
   // Failure history, for the both-failed answer.

@@ -1,6 +1,7 @@
 // ReadDecision with late hedges: a hedge timer that finds the hedge budget
-// below its reserve waits for the late delay, once, then asks as usual;
-// with credits enough, or without a late delay, the hedge goes at once.
+// (with its batch's credit) below its reserve waits for the late delay,
+// once, then asks as usual; with credits enough, or without a late delay,
+// the hedge goes at once.
 
 #include <memory>
 #include <vector>
@@ -27,13 +28,16 @@ class ReadDecisionLateHedgeTest : public ::testing::Test {
   }
 
   std::unique_ptr<ReadDecision> NewRead(absl::Duration late = kLate,
-                                        absl::Duration delay = kDelay) {
+                                        absl::Duration delay = kDelay,
+                                        BatchCredits* batch = nullptr) {
     ReadOptions options;
     options.hedge_delay = delay;
     options.late_hedge_delay = late;
     options.hedge_reserve = budget_.burst() / 2;
     return std::make_unique<ReadDecision>(
-        ReadPolicy{replicas_.picker(), &budget_, &retry_budget_, &limits_},
+        ReadPolicy{replicas_.picker(), &budget_, &retry_budget_, &limits_,
+                   /*tenant_credits=*/nullptr, /*tenant_slot=*/0,
+                   /*payoff=*/nullptr, batch},
         options);
   }
 
@@ -79,6 +83,20 @@ TEST_F(ReadDecisionLateHedgeTest, BelowTheReserveTheHedgeWaitsForTheLateDelay) {
   EXPECT_TRUE(IsHedgeLaunch(read->OnHedgeTimer(At(16))));
   EXPECT_DOUBLE_EQ(budget_.credits(), 0);
   EXPECT_EQ(budget_.extra(), 4u);  // three spent down, one hedge
+  Finish(*read, At(50));
+}
+
+TEST_F(ReadDecisionLateHedgeTest, ABatchsOwnCreditCountsTowardTheReserve) {
+  SpendDownTo(0);
+  BatchCredits batch;
+  // Not owned: the fixture keeps the budget.
+  const std::shared_ptr<HedgeBudget> budget(std::shared_ptr<HedgeBudget>(),
+                                            &budget_);
+  for (int i = 0; i < 8; ++i) batch.OnAdmission(budget);  // 2 credits
+  std::unique_ptr<ReadDecision> read = NewRead(kLate, kDelay, &batch);
+  read->Start(At(0));
+  EXPECT_TRUE(IsHedgeLaunch(read->OnHedgeTimer(At(3))));
+  EXPECT_DOUBLE_EQ(batch.credits(budget_), 1);
   Finish(*read, At(50));
 }
 

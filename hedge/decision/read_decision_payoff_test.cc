@@ -1,6 +1,7 @@
 // ReadDecision with payoff gates: which reads report to their tenant's
-// gate, a gate that has seen hedges lose holds timer hedges back but never
-// a failure fallback, and never another tenant's.
+// gate (not one whose hedge lost before it had run half the delay), a gate that
+// has seen hedges lose holds timer hedges back but never a failure fallback,
+// and never another tenant's.
 
 #include <memory>
 #include <vector>
@@ -20,10 +21,11 @@ absl::Time At(int ms) { return kT0 + absl::Milliseconds(ms); }
 
 class ReadDecisionPayoffTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ReadDecision> NewRead(int tenant_slot = 0) {
+  std::unique_ptr<ReadDecision> NewRead(int tenant_slot = 0,
+                                        BatchCredits* batch = nullptr) {
     return std::make_unique<ReadDecision>(
         ReadPolicy{replicas_.picker(), &budget_, &retry_budget_, &limits_,
-                   /*tenant_credits=*/nullptr, tenant_slot, &payoff_},
+                   /*tenant_credits=*/nullptr, tenant_slot, &payoff_, batch},
         ReadOptions{false, absl::Milliseconds(5)});
   }
 
@@ -57,6 +59,48 @@ TEST_F(ReadDecisionPayoffTest, WinsAndLossesOfTimerHedgesAreReported) {
   for (int i = 0; i < 500; ++i) HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/45);
   EXPECT_LT(payoff_.win_ratio(), HedgePayoff::kFloorAt);
   EXPECT_GT(payoff_.held_back(), 0u);
+}
+
+TEST_F(ReadDecisionPayoffTest, ALossBeforeHalfTheDelayTellsNothing) {
+  // Hedge at 5 ms; the primary answers 2 ms later: the read was barely
+  // late, the hedge had no time to show anything.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(HedgedRead(/*primary_ms=*/7, /*hedge_ms=*/9));
+  }
+  EXPECT_EQ(payoff_.win_ratio(), 1.0);
+  // Half the delay (2.5 ms) and more: a loss.
+  HedgedRead(/*primary_ms=*/8, /*hedge_ms=*/9);
+  EXPECT_LT(payoff_.win_ratio(), 1.0);
+}
+
+TEST_F(ReadDecisionPayoffTest, ABatchsOwnCreditIsNeitherHeldBackNorJudged) {
+  for (int i = 0; i < 500; ++i) HedgedRead(/*primary_ms=*/40, /*hedge_ms=*/45);
+  ASSERT_LT(payoff_.win_ratio(), HedgePayoff::kFloorAt);
+  const double ratio = payoff_.win_ratio();
+  BatchCredits batch;
+  // Not owned: the fixture keeps the budget.
+  const std::shared_ptr<HedgeBudget> budget(std::shared_ptr<HedgeBudget>(),
+                                            &budget_);
+  for (int i = 0; i < 5; ++i) batch.OnAdmission(budget);  // 5 credits
+  for (int i = 0; i < 5; ++i) {
+    std::unique_ptr<ReadDecision> read = NewRead(/*tenant_slot=*/0, &batch);
+    read->Start(At(0));
+    read->OnHedgeTimer(At(5));
+    EXPECT_EQ(read->attempts_launched(), 2) << i;
+    read->OnAttemptDone(0, AttemptOutcome::kSuccess, At(40));  // a loss
+  }
+  EXPECT_EQ(payoff_.win_ratio(), ratio);
+  EXPECT_DOUBLE_EQ(batch.credits(budget_), 0);
+  // With the batch's credit spent, the gate decides again.
+  int launched = 0;
+  for (int i = 0; i < 5; ++i) {
+    std::unique_ptr<ReadDecision> read = NewRead(/*tenant_slot=*/0, &batch);
+    read->Start(At(100));
+    read->OnHedgeTimer(At(105));
+    launched += read->attempts_launched() - 1;
+    read->OnDeadline(At(200), DeadlineSource::kCaller);
+  }
+  EXPECT_LT(launched, 5);
 }
 
 TEST_F(ReadDecisionPayoffTest, DeadlineIsALossAndCancelTellsNothing) {

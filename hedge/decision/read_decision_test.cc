@@ -70,7 +70,8 @@ class ReadDecisionTest : public ::testing::Test {
   ReadDecision& NewRead(ReadOptions options = {false, kDelay}) {
     reads_.push_back(std::make_unique<ReadDecision>(
         ReadPolicy{picker_.get(), budget_.get(), retry_budget_.get(),
-                   limits_.get(), tenant_credits_.get(), tenant_slot_},
+                   limits_.get(), tenant_credits_.get(), tenant_slot_,
+                   /*payoff=*/nullptr, batch_.get()},
         options));
     return *reads_.back();
   }
@@ -93,6 +94,7 @@ class ReadDecisionTest : public ::testing::Test {
   std::unique_ptr<HedgeBudget> budget_;
   std::unique_ptr<RetryBudget> retry_budget_;
   std::unique_ptr<TenantCredits> tenant_credits_;  // null unless set
+  std::unique_ptr<BatchCredits> batch_;            // null unless set
   int tenant_slot_ = 0;
   std::unique_ptr<AdmissionLimits> limits_;
   std::vector<std::unique_ptr<ReadDecision>> reads_;
@@ -474,6 +476,36 @@ TEST_F(ReadDecisionTest, TenantWithoutCreditLeavesTheHedgeBudgetAlone) {
       Describe(second.OnAttemptDone(0, AttemptOutcome::kServerError, At(70))),
       "launch a1 r0 fallback");
   second.OnAttemptDone(1, AttemptOutcome::kSuccess, At(71));
+}
+
+TEST_F(ReadDecisionTest, BatchReadsSpendTheirBatchsCreditFirst) {
+  Configure(2, {0.5, 1});
+  batch_ = std::make_unique<BatchCredits>();
+  // Not owned: the fixture keeps the budget.
+  const std::shared_ptr<HedgeBudget> budget(std::shared_ptr<HedgeBudget>(),
+                                            budget_.get());
+  for (int i = 0; i < 4; ++i) batch_->OnAdmission(budget);  // 2 credits
+  std::vector<std::string> hedges;
+  for (int i = 0; i < 4; ++i) {
+    ReadDecision& read = NewRead();
+    read.Start(At(i));
+    hedges.push_back(Describe(read.OnHedgeTimer(At(i + 25))));
+    if (read.attempts_launched() == 2) {
+      read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(i + 30));
+    } else {
+      read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(i + 40));
+    }
+    // The batch's two credits first: the balance is untouched by them.
+    if (i < 2) {
+      EXPECT_DOUBLE_EQ(budget_->credits(), 1) << i;
+    }
+  }
+  EXPECT_EQ(hedges[0], "launch a1 r1 hedge");
+  EXPECT_EQ(hedges[1], "launch a1 r0 hedge");
+  EXPECT_EQ(hedges[2], "launch a1 r1 hedge");  // the balance's one
+  EXPECT_EQ(hedges[3], "skip no_budget");
+  EXPECT_EQ(budget_->extra(), 3u);
+  batch_.reset();  // before the budget it holds credit of
 }
 
 TEST_F(ReadDecisionTest, HedgeSkippedWithoutCapacityTakesNoCredit) {

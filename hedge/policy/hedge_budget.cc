@@ -59,6 +59,16 @@ bool HedgeBudget::TryConsume() {
   return true;
 }
 
+void HedgeBudget::Refund(int64_t units) {
+  if (units <= 0) return;
+  int64_t balance = balance_units_.load();
+  int64_t next;
+  do {
+    next = std::min(balance + units, cap_units_);
+    if (next <= balance) return;  // already full
+  } while (!balance_units_.compare_exchange_weak(balance, next));
+}
+
 double HedgeBudget::credits() const {
   return static_cast<double>(balance_units_.load()) / kUnitsPerCredit;
 }

@@ -10,6 +10,11 @@
 // a burst below 1: earnings are capped too, so the balance never reaches a
 // whole credit.
 //
+// The reads of a batch (ReadMany) earn into the batch's own credit
+// instead of the balance, uncapped, their hedges take from there first,
+// and what the batch did not spend comes back to the balance when it ends
+// (batch_credits.h); the bound above holds over both.
+//
 // Failure fallbacks do not draw on it: they have a budget of their own
 // (retry_budget.h), so hedges may spend every credit here and a primary that
 // fails (a replica dying) still finds its fallback paid for.
@@ -65,6 +70,11 @@ class HedgeBudget {
   uint64_t extra() const;  // credits consumed so far
 
  private:
+  friend class BatchCredits;
+
+  // Adds credit a batch earned and did not spend (capped at the burst).
+  void Refund(int64_t units);
+
   // Constant after construction.
   const bool enabled_;  // fraction > 0
   const int64_t earn_units_;

@@ -101,7 +101,11 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // loop starts it (StartCaller): a read that joins a fetch neither earns
   // nor spends.
   if (!upstream->config().coalesce) {
-    upstream->budget().OnAdmission();
+    if (request.batch != nullptr) {
+      request.batch->OnAdmission(upstream->shared_budget());
+    } else {
+      upstream->budget().OnAdmission();
+    }
     upstream->retry_budget().OnAdmission(now);
     if (TenantCredits* credits = upstream->tenant_credits()) {
       credits->OnAdmission(tenant, now);

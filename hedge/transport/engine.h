@@ -81,6 +81,7 @@
 #include "hedge/discovery/resolver.h"
 #include "hedge/health/circuit_breaker.h"
 #include "hedge/hygiene/http_hygiene.h"
+#include "hedge/policy/batch_credits.h"
 #include "hedge/transport/engine_snapshot.h"
 #include "hedge/transport/read_failure.h"
 
@@ -105,6 +106,10 @@ struct EngineRead {
   // "" = no tenant (the tenant "" like any other). REQUIRES: valid
   // (hedge::ValidateTenantName).
   std::string tenant;
+  // The batch (one ReadMany call) the read belongs to, shared by its
+  // reads: they earn their hedge credit into it and their hedges spend it
+  // first (hedge/policy/batch_credits.h). Null: a read of its own.
+  std::shared_ptr<BatchCredits> batch;
 };
 
 struct ReadTrace {

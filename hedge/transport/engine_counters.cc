@@ -72,6 +72,8 @@ void UpstreamCounters::CopyTo(UpstreamSnapshot& upstream) const {
   upstream.timer_hedges = timer_hedges.load(std::memory_order_relaxed);
   upstream.timer_hedge_wins = timer_hedge_wins.load(std::memory_order_relaxed);
   upstream.late_hedge_waits = late_hedge_waits.load(std::memory_order_relaxed);
+  upstream.queued_hedge_waits =
+      queued_hedge_waits.load(std::memory_order_relaxed);
   upstream.give_up_fallbacks =
       give_up_fallbacks.load(std::memory_order_relaxed);
   upstream.loser_bytes = loser_bytes.load(std::memory_order_relaxed);

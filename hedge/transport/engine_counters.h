@@ -43,6 +43,7 @@ struct UpstreamCounters {
   std::atomic<uint64_t> timer_hedges{0};
   std::atomic<uint64_t> timer_hedge_wins{0};
   std::atomic<uint64_t> late_hedge_waits{0};
+  std::atomic<uint64_t> queued_hedge_waits{0};
   std::atomic<uint64_t> give_up_fallbacks{0};
   std::atomic<uint64_t> loser_bytes{0};
   std::atomic<uint64_t> losers_released{0};

@@ -120,6 +120,11 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // The read's timer hedge answered it: the hedge accounting.
   void CountTimerHedgeWin(Read& read, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // When the armed hedge timer is due counted from the primary's transfer
+  // beginning (from its launch while curl has not begun it) rather than
+  // from admission; nullopt when the primary is done or began at
+  // admission.
+  static std::optional<absl::Time> HedgeDue(const Read& read);
 
   void Start(std::unique_ptr<Read> read, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);

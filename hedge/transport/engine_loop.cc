@@ -52,8 +52,8 @@ void EngineImpl::Start(std::unique_ptr<Read> owned, absl::Time now) {
   // A replica whose ejection is over gets its probe beside this read's
   // own attempt (a copy of it, unless the upstream has a probe path).
   MaybeProbe(read.held_upstream, &read.request, now);
-  // From admission, like the deadline: the hedge delay counts the time
-  // the read waited for this loop thread to wake up.
+  // The decision counts from admission, like the deadline; the hedge
+  // timer is then moved to count from the primary's beginning (OnTimer).
   Execute(read, read.decision.Start(read.admitted));
 }
 
@@ -81,6 +81,15 @@ void EngineImpl::OnTimer(uint64_t key) {
   } else if (kind == TimerKind::kGiveUp) {
     Execute(read, read.decision.OnGiveUp(now));
   } else {
+    // The decision counts from admission; the time the primary waited
+    // inside the sidecar before curl began it (a loop busy starting a
+    // batch's other transfers) is not the replica's: the hedge waits it
+    // out too, so that only a replica that was slow to answer is hedged.
+    if (const std::optional<absl::Time> due = HedgeDue(read); due > now) {
+      loop_.ArmTimer(*due, key);
+      Bump(read.upstream.totals().queued_hedge_waits);
+      return;
+    }
     const Actions actions = read.decision.OnHedgeTimer(now);
     for (const Action& action : actions) {
       // Armed again: the hedge waits for the late delay.
@@ -189,6 +198,7 @@ void EngineImpl::Execute(Read& read, const Actions& actions) {
         if (!Launch(read, action)) failed_launch = action.attempt;
         break;
       case Action::Type::kArmHedgeTimer:
+        read.hedge_wait = action.at - read.admitted;
         loop_.ArmTimer(action.at, TimerKey(read.id, TimerKind::kHedge));
         break;
       case Action::Type::kArmGiveUpTimer:
@@ -237,6 +247,7 @@ bool EngineImpl::Launch(Read& read, const Action& action) {
   request.http_version = upstream.config().http_version;
   request.ca_file = &upstream.config().ca_file;
   request.warm = &upstream.warm();
+  request.clock = &clock_;
 
   ReplicaCounters& replica = upstream.counters(action.replica);
   replica.CountAttempt(action.kind);
@@ -343,6 +354,17 @@ void EngineImpl::Finish(Read& read, const Action& action) {
     }
     slots_.Release(std::exchange(slot, nullptr));
   }
+}
+
+std::optional<absl::Time> EngineImpl::HedgeDue(const Read& read) {
+  const AttemptSlot* primary = read.slots[0];
+  if (primary == nullptr) return std::nullopt;
+  // Not begun yet (connecting, or not yet handed to curl: a loop that
+  // lags behind fires the timer before the transfer starts): from its
+  // launch.
+  const absl::Time began = primary->http.began().value_or(primary->started);
+  if (began <= read.admitted) return std::nullopt;
+  return began + read.hedge_wait;
 }
 
 void EngineImpl::CountTimerHedgeWin(Read& read, absl::Time now) {

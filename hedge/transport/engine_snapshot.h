@@ -63,6 +63,10 @@ struct UpstreamSnapshot {
   // Hedge timers that found the hedge budget below its reserve and waited
   // for the late delay (learned delays only; read_decision.h).
   uint64_t late_hedge_waits = 0;
+  // Hedge timers that found the primary's transfer begun after admission
+  // (the loop busy) and waited the hedge delay from its beginning instead
+  // (engine_loop.cc).
+  uint64_t queued_hedge_waits = 0;
   // The payoff gate (hedge/adaptive/hedge_payoff.h): its recent win ratio
   // of timer hedges, the share of wanted hedges it lets ask the budget now,
   // and the hedges it has held back.

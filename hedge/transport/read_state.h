@@ -58,11 +58,11 @@ struct Read {
         deadline(deadline),
         deadline_source(deadline_source),
         options(options),
-        decision(
-            ReadPolicy{&upstream.picker(), &upstream.budget(),
-                       &upstream.retry_budget(), &limits,
-                       upstream.tenant_credits(), tenant, &upstream.payoff()},
-            options) {}
+        decision(ReadPolicy{&upstream.picker(), &upstream.budget(),
+                            &upstream.retry_budget(), &limits,
+                            upstream.tenant_credits(), tenant,
+                            &upstream.payoff(), this->request.batch.get()},
+                 options) {}
 
   // The replica attempt `attempt` went to, and its counters.
   size_t replica(int attempt) const { return decision.replica(attempt); }
@@ -88,6 +88,10 @@ struct Read {
   const ReadOptions options;             // as admitted
   ReadDecision decision;
   std::array<AttemptSlot*, kMaxAttempts> slots{};  // null: none in flight
+  // The wait the armed hedge timer stands for, from admission (the
+  // decision's hedge or late hedge delay): the engine counts it from when
+  // the primary's transfer began instead (engine_loop.cc, OnTimer).
+  absl::Duration hedge_wait;
 
   // Coalescing (UpstreamConfig::coalesce; engine_coalesce.cc). A read of
   // a coalescing upstream is a caller: it never runs its own decision,

@@ -100,6 +100,8 @@ class Upstream {
   // REQUIRES: size() > 0
   ReplicaPicker& picker() { return *picker_; }
   HedgeBudget& budget() { return *budget_; }
+  // The budget itself, for a batch that holds credit of it.
+  std::shared_ptr<HedgeBudget> shared_budget() const { return budget_; }
   RetryBudget& retry_budget() { return *retry_budget_; }
   // Each tenant's own share of budget() (hedge/tenants/tenant_credits.h); null
   // when tenant_share is 1 (no per-tenant limit).

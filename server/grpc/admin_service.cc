@@ -126,6 +126,7 @@ void FillStats(const hedge::EngineSnapshot& engine,
     stats->set_timer_hedges(upstream.timer_hedges);
     stats->set_timer_hedge_wins(upstream.timer_hedge_wins);
     stats->set_late_hedge_waits(upstream.late_hedge_waits);
+    stats->set_queued_hedge_waits(upstream.queued_hedge_waits);
     stats->set_hedge_win_ratio(upstream.hedge_win_ratio);
     stats->set_hedge_spend(upstream.hedge_spend);
     stats->set_hedges_held_back(upstream.hedges_held_back);

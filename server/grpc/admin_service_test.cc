@@ -109,6 +109,7 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   profiles.timer_hedges = 9;
   profiles.timer_hedge_wins = 8;
   profiles.late_hedge_waits = 5;
+  profiles.queued_hedge_waits = 6;
   profiles.hedge_win_ratio = 0.75;
   profiles.hedge_spend = 0.25;
   profiles.hedges_held_back = 4;
@@ -187,6 +188,7 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_EQ(named.timer_hedges(), 9u);
   EXPECT_EQ(named.timer_hedge_wins(), 8u);
   EXPECT_EQ(named.late_hedge_waits(), 5u);
+  EXPECT_EQ(named.queued_hedge_waits(), 6u);
   EXPECT_DOUBLE_EQ(named.hedge_win_ratio(), 0.75);
   EXPECT_DOUBLE_EQ(named.hedge_spend(), 0.25);
   EXPECT_EQ(named.hedges_held_back(), 4u);

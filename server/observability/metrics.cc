@@ -67,6 +67,13 @@ void AddHedgeAccounting(const hedge::EngineSnapshot& engine,
       MetricType::Counter, engine,
       [](const UpstreamSnapshot& u) { return Counter(u.late_hedge_waits); }));
   families.push_back(PerUpstream(
+      "tailgate_queued_hedge_waits_total",
+      "Hedge timers that found the primary's request begun after the read's "
+      "admission (the sidecar busy) and waited the hedge delay from its "
+      "beginning, by upstream.",
+      MetricType::Counter, engine,
+      [](const UpstreamSnapshot& u) { return Counter(u.queued_hedge_waits); }));
+  families.push_back(PerUpstream(
       "tailgate_coalesced_reads_total",
       "Reads that joined an upstream fetch already in flight (coalesce), "
       "by upstream.",

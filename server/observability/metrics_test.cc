@@ -313,6 +313,7 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
   profiles.timer_hedges = 9;
   profiles.timer_hedge_wins = 8;
   profiles.late_hedge_waits = 5;
+  profiles.queued_hedge_waits = 6;
   profiles.hedge_win_ratio = 0.75;
   profiles.hedge_spend = 0.25;
   profiles.hedges_held_back = 4;
@@ -346,6 +347,7 @@ TEST(MetricsTest, NamedUpstreamsLabelTheirReplicasAndHaveTheirOwnTotals) {
            "tailgate_timer_hedges_total{upstream=\"profiles\"} 9",
            "tailgate_timer_hedge_wins_total{upstream=\"profiles\"} 8",
            "tailgate_late_hedge_waits_total{upstream=\"profiles\"} 5",
+           "tailgate_queued_hedge_waits_total{upstream=\"profiles\"} 6",
            "tailgate_hedge_win_ratio{upstream=\"profiles\"} 0.75",
            "tailgate_hedge_spend_ratio{upstream=\"profiles\"} 0.25",
            "tailgate_hedges_held_back_total{upstream=\"profiles\"} 4",

@@ -42,11 +42,12 @@ void ReadBatch::StartMore() {
       continue;
     }
     auto call = std::make_unique<ReadCall>(core_);
-    std::optional<ReadError> refused =
-        call->Start(request_.reads(static_cast<int>(index)), call_deadline_,
-                    [this, index](ReadOutcome outcome) {
-                      Complete(index, std::move(outcome));
-                    });
+    std::optional<ReadError> refused = call->Start(
+        request_.reads(static_cast<int>(index)), call_deadline_,
+        [this, index](ReadOutcome outcome) {
+          Complete(index, std::move(outcome));
+        },
+        credits_);
     if (refused.has_value()) {
       if (WantsRoom(refused->end) && holding_ > 0) break;  // Sent retries
       ++next_;

@@ -15,6 +15,10 @@
 //     every read not yet started once the call's deadline has passed
 //     (DEADLINE_EXCEEDED).
 //
+// The batch's reads earn their hedge credit into the batch's own and
+// spend it first (hedge/policy/batch_credits.h): reads admitted together
+// are not held to the budget's burst.
+//
 // Each read's outcome is handed to the door as an item (`ready`: its index
 // and outcome, an answer or a ReadError), in completion order; the door
 // sends it and calls Sent(index), which finishes the read (its slot and
@@ -51,6 +55,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "hedge/policy/batch_credits.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read/read_call.h"
 
@@ -103,6 +108,8 @@ class ReadBatch {
   ItemReady ready_;
   Drained drained_;
   std::vector<Item> items_;
+  const std::shared_ptr<hedge::BatchCredits> credits_ =
+      std::make_shared<hedge::BatchCredits>();
   size_t next_ = 0;     // the next read to start
   size_t holding_ = 0;  // reads holding a slot: started, not yet sent
   size_t running_ = 0;  // reads the engine has

@@ -23,9 +23,9 @@ absl::Status ReadCore::ServiceBufferFullError() const {
   return BufferFullError(memory_).status;
 }
 
-std::optional<ReadError> ReadCall::Start(const v1::ReadRequest& request,
-                                         absl::Time call_deadline,
-                                         ReadDone done) {
+std::optional<ReadError> ReadCall::Start(
+    const v1::ReadRequest& request, absl::Time call_deadline, ReadDone done,
+    std::shared_ptr<hedge::BatchCredits> batch) {
   absl::StatusOr<hedge::EngineRead> read =
       EngineReadFromRequest(request, core_.limits_.timeout);
   if (!read.ok()) {
@@ -51,6 +51,7 @@ std::optional<ReadError> ReadCall::Start(const v1::ReadRequest& request,
   }
   holds_slot_ = true;
   call_deadline_ = call_deadline;
+  read->batch = std::move(batch);
   read->deadline =
       EngineDeadline(call_deadline, absl::Now(), core_.engine_.clock().Now());
   done_ = std::move(done);

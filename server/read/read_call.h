@@ -52,10 +52,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
+#include "hedge/policy/batch_credits.h"
 #include "hedge/transport/engine.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read/drain.h"
@@ -143,9 +145,12 @@ class ReadCall {
   // will run once, on the loop thread. Otherwise the refusal; nothing is
   // held and `done` never runs. `call_deadline` is on the system clock
   // (absl::InfiniteFuture() when the caller set none); the engine caps it
-  // at --timeout. REQUIRES: called at most once.
-  std::optional<ReadError> Start(const v1::ReadRequest& request,
-                                 absl::Time call_deadline, ReadDone done);
+  // at --timeout. `batch`: the hedge credit of the ReadMany call the read
+  // belongs to (null for a Read; hedge/policy/batch_credits.h).
+  // REQUIRES: called at most once.
+  std::optional<ReadError> Start(
+      const v1::ReadRequest& request, absl::Time call_deadline, ReadDone done,
+      std::shared_ptr<hedge::BatchCredits> batch = nullptr);
 
   void ClientGone();
   void Shutdown();

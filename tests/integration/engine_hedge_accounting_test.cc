@@ -1,15 +1,20 @@
 // The hedge accounting and the self-tuning policy against real loopback
 // replicas: what a won hedge's loser cost, the adaptive delay taking over
-// from its warm-up value, and the payoff gate holding hedges back when
-// every replica is slow together.
+// from its warm-up value, the payoff gate holding hedges back when every
+// replica is slow together, the hedge delay counted from the primary's
+// beginning, and a batch's reads spending the credit they earned.
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/adaptive/hedge_payoff.h"
+#include "hedge/policy/batch_credits.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
@@ -26,9 +31,9 @@ hedge::UpstreamSnapshot Upstream(const hedge::Engine& engine) {
 TEST_F(EngineHedgeAccountingTest, WonHedgeCountsItsLosersBytesAndRelease) {
   // The slow replica sends its status line and headers, then stalls: the
   // loser has received bytes by the time the hedge wins.
-  StartReplicas({Always(Faulty(ReplicaResponse::Fault::kStallAfterStatus,
-                               "never-sent")),
-                 Always(Answer("fast"))});
+  StartReplicas(
+      {Always(Faulty(ReplicaResponse::Fault::kStallAfterStatus, "never-sent")),
+       Always(Answer("fast"))});
   hedge::EngineConfig config = DefaultConfig();
   config.upstreams[0].hedge_delay = absl::Milliseconds(300);
   StartEngine(config);
@@ -128,6 +133,75 @@ TEST_F(EngineHedgeAccountingTest, LateHedgeWaitsAreCounted) {
   const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
   EXPECT_EQ(upstream.late_hedge_waits, 1u);
   EXPECT_EQ(upstream.timer_hedges, 4u);
+}
+
+// A read whose primary the loop could not begin at once (the loop busy
+// for 60 ms right after admitting it) waits the hedge delay from the
+// primary's beginning: its primary, answering 20 ms after it began, is
+// not hedged, though it answers 80 ms after admission, past the 50 ms
+// delay.
+TEST_F(EngineHedgeAccountingTest, HedgeDelayCountsFromThePrimarysBeginning) {
+  StartReplicas({Always(Answer("a", absl::Milliseconds(20))),
+                 Always(Answer("b", absl::Milliseconds(20)))});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(50);
+  StartEngine(config);
+  PendingRead& pending = NewPendingRead();
+  ASSERT_TRUE(loop_
+                  ->RunOnLoop([&](event_base*) {
+                    Submit(Get("/busy"), pending);
+                    const auto until = std::chrono::steady_clock::now() +
+                                       std::chrono::milliseconds(60);
+                    while (std::chrono::steady_clock::now() < until) {
+                    }
+                  })
+                  .ok());
+  const absl::StatusOr<hedge::EngineResponse>& response = pending.Wait();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_FALSE(response->trace.hedged);
+  EXPECT_EQ(response->trace.attempts, 1);
+  EXPECT_GE(response->trace.latency, absl::Milliseconds(80));
+  const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+  EXPECT_EQ(upstream.queued_hedge_waits, 1u);
+  EXPECT_EQ(upstream.timer_hedges, 0u);
+  ExpectIdle();
+}
+
+// Eight reads of one batch earn 8 x 0.25 = 2 credits of their own, beside
+// the balance's burst of 1: three of them hedge. Eight reads alone hedge
+// once (the balance holds 1 at most; what they earn beyond it is lost).
+TEST_F(EngineHedgeAccountingTest, BatchReadsSpendTheCreditTheyEarned) {
+  // Each target's first attempt takes 500 ms (within the 1 s timeout),
+  // its second answers at once.
+  const Handler slow_then_fast =
+      PerAttempt({Answer("slow", absl::Milliseconds(500)), Answer("fast")});
+  StartReplicas({slow_then_fast, slow_then_fast});
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].budget = hedge::HedgeBudgetConfig{0.25, 1};
+  StartEngine(config);
+  const auto hedged_of = [&](absl::string_view prefix, bool batch) {
+    auto credits = batch ? std::make_shared<hedge::BatchCredits>() : nullptr;
+    std::vector<PendingRead*> reads;
+    for (int i = 0; i < 8; ++i) {
+      hedge::EngineRead read = Get(absl::StrCat(prefix, i));
+      read.batch = credits;
+      reads.push_back(&NewPendingRead());
+      Submit(std::move(read), *reads.back());
+    }
+    credits.reset();  // the reads hold it until they are done
+    int hedged = 0;
+    for (PendingRead* read : reads) {
+      const absl::StatusOr<hedge::EngineResponse>& response = read->Wait();
+      EXPECT_TRUE(response.ok()) << response.status();
+      if (response.ok() && response->trace.hedged) ++hedged;
+    }
+    return hedged;
+  };
+  // The balance starts full: the batch's 2 credits, then the balance's 1.
+  EXPECT_EQ(hedged_of("/batch", /*batch=*/true), 2 + 1);
+  // Alone, the reads earn into the balance, which holds 1 at most.
+  EXPECT_EQ(hedged_of("/alone", /*batch=*/false), 1);
+  EXPECT_EQ(Upstream(*engine_).timer_hedges, 3u + 1u);
 }
 
 }  // namespace

@@ -68,6 +68,8 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
   connect_to_ = nullptr;
   limits_ = limits;
   head_ = request.head;
+  clock_ = request.clock;
+  began_.reset();
   headers_.clear();
   // Room for a typical answer's headers at once, instead of growing
   // through 1, 2, 4, 8 (TakeHeaders moved the last vector out).
@@ -117,6 +119,10 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
       .Set(CURLOPT_HEADERDATA, this)
       .Set(CURLOPT_WRITEFUNCTION, &HttpAttempt::OnBody)
       .Set(CURLOPT_WRITEDATA, this);
+  if (clock_ != nullptr) {
+    options.Set(CURLOPT_PREREQFUNCTION, &HttpAttempt::OnRequestReady)
+        .Set(CURLOPT_PREREQDATA, this);
+  }
   if (request.head) options.Set(CURLOPT_NOBODY, 1L);
   if (request.warm != nullptr) request.warm->Attach(easy_);
   if (request.ca_file != nullptr && !request.ca_file->empty()) {
@@ -150,6 +156,18 @@ AttemptOutcome HttpAttempt::Classify(CURLcode code) const {
     default:
       return AttemptOutcome::kTransportError;
   }
+}
+
+int HttpAttempt::OnRequestReady(void* self, char*, char*, int, int) noexcept {
+  auto* attempt = static_cast<HttpAttempt*>(self);
+  // Connecting (TCP, then TLS) is the replica's time: counted as begun.
+  curl_off_t connect_us = 0;
+  curl_off_t tls_us = 0;
+  curl_easy_getinfo(attempt->easy_, CURLINFO_CONNECT_TIME_T, &connect_us);
+  curl_easy_getinfo(attempt->easy_, CURLINFO_APPCONNECT_TIME_T, &tls_us);
+  attempt->began_ =
+      attempt->clock_->Now() - absl::Microseconds(std::max(connect_us, tls_us));
+  return CURL_PREREQFUNC_OK;
 }
 
 size_t HttpAttempt::OnHeader(char* data, size_t size, size_t count,

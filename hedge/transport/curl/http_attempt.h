@@ -7,6 +7,12 @@
 // at max_body_bytes + 1, or at once when Content-Length announces more), and
 // classifies how the transfer ended.
 //
+// It also notes when curl began the transfer (began()): the moment its
+// request was about to be written, less the time curl spent connecting.
+// Time the transfer spent before that, waiting its turn in a loop busy
+// with other transfers, is the sidecar's own and says nothing of the
+// replica; connecting does.
+//
 // The easy handle is kept across transfers (curl_easy_reset), so an object
 // can be pooled; connections live in the multi handle's cache, not here.
 //
@@ -18,10 +24,13 @@
 #include <curl/curl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
 #include "hedge/decision/read_decision.h"
 #include "hedge/hygiene/http_hygiene.h"
@@ -47,6 +56,8 @@ struct AttemptRequest {
   // instead of resolving HOST, which the URL and Host header keep. Empty:
   // curl resolves the URL's host.
   std::string connect_to;
+  // Stamps began(); null: began() stays unset.
+  const Clock* clock = nullptr;  // not owned
 };
 
 class HttpAttempt {
@@ -73,6 +84,11 @@ class HttpAttempt {
   // Frees the collected body (a cancelled loser's partial one), so an idle
   // pooled handle does not keep up to max_body_bytes.
   void ReleaseBody() { std::string().swap(body_); }
+  // When curl began the transfer (see above), on the request's clock;
+  // unset until its request is about to be written, and for a transfer
+  // prepared without a clock.
+  std::optional<absl::Time> began() const { return began_; }
+
   // Response bytes received so far, headers and body (before TakeBody).
   int64_t bytes_received() const {
     return header_bytes_ + static_cast<int64_t>(body_.size());
@@ -83,6 +99,9 @@ class HttpAttempt {
                          void* self) noexcept;
   static size_t OnBody(char* data, size_t size, size_t count,
                        void* self) noexcept;
+  // CURLOPT_PREREQFUNCTION: the connection is ready, the request not sent.
+  static int OnRequestReady(void* self, char* primary_ip, char* local_ip,
+                            int primary_port, int local_port) noexcept;
   bool AddHeaderLine(const char* data, size_t length);
   bool OnHeadersComplete();
 
@@ -91,6 +110,8 @@ class HttpAttempt {
   struct curl_slist* connect_to_ = nullptr;  // CURLOPT_CONNECT_TO
   AttemptLimits limits_;
   bool head_ = false;
+  const Clock* clock_ = nullptr;
+  std::optional<absl::Time> began_;
   std::vector<hygiene::HttpHeader> headers_;
   int64_t header_bytes_ = 0;
   std::string body_;
