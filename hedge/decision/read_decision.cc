@@ -123,9 +123,13 @@ Actions ReadDecision::Start(absl::Time now) {
     FinishWithError(ReadError::kOverloaded, out);
     return out;
   }
-  attempts_[0] =
-      Attempt{AttemptKind::kPrimary, pick->replica,      pick->ticket,
-              *std::move(permit),    /*in_flight=*/true, now};
+  attempts_[0] = Attempt{AttemptKind::kPrimary,
+                         pick->replica,
+                         pick->ticket,
+                         *std::move(permit),
+                         /*overlap=*/Permit(),
+                         /*in_flight=*/true,
+                         now};
   launched_ = 1;
   out.push_back(Launch(0, pick->replica, AttemptKind::kPrimary));
   if (!options_.hedge_disabled) {
@@ -187,6 +191,7 @@ Actions ReadDecision::OnAttemptDone(int attempt, AttemptOutcome outcome,
   Attempt& done = attempts_[attempt];
   done.in_flight = false;
   done.permit.Release();
+  done.overlap.Release();
   ReplicaPicker& picker = *policy_.picker;
   if (outcome == AttemptOutcome::kSuccess) {
     picker.OnSuccess(done.replica, done.ticket, now);
@@ -242,6 +247,14 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
     out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
     return;
   }
+  std::optional<Permit> overlap;
+  if (attempts_[0].in_flight) {
+    overlap = policy_.limits->TryStartOverlap();
+    if (!overlap.has_value()) {
+      out.push_back(ExtraSkipped(SkipReason::kNoCapacity));
+      return;
+    }
+  }
   if (std::optional<SkipReason> refused = TakeCredit(kind, now)) {
     out.push_back(ExtraSkipped(*refused));
     return;
@@ -257,6 +270,7 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
                          pick->replica,
                          pick->ticket,
                          *std::move(permit),
+                         overlap.has_value() ? *std::move(overlap) : Permit(),
                          /*in_flight=*/true,
                          now};
   launched_ = 2;
@@ -311,6 +325,7 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now, Blame blame) {
     if (!attempt.in_flight) continue;
     attempt.in_flight = false;
     attempt.permit.Release();
+    attempt.overlap.Release();
     const absl::Duration ran = now - attempt.started;
     bool blamed = false;
     switch (blame) {

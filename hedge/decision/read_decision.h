@@ -34,6 +34,10 @@
 //    first, while the batch holds one, and such a hedge neither asks the
 //    payoff gate nor reports to it; a fallback takes one from the retry budget
 //    only, so hedges can never leave a failed primary without its fallback.
+//    An extra launched while the primary still runs (a timer hedge, a
+//    give-up fallback) also needs an overlap slot (admission_limits.h),
+//    so that hedges never take the attempt permits that new reads'
+//    primaries need; without one it is skipped as kNoCapacity.
 //    Otherwise the read goes on without it (kExtraSkipped says why).
 //    Late hedges: with a late_hedge_delay (longer than hedge_delay), a
 //    timer that fires while the hedge budget (with the batch's credit)
@@ -223,6 +227,7 @@ class ReadDecision {
     size_t replica = 0;
     CircuitTicket ticket;
     Permit permit;
+    Permit overlap;  // held while beside a running primary (extras only)
     bool in_flight = false;
     absl::Time started;
   };

@@ -508,6 +508,30 @@ TEST_F(ReadDecisionTest, BatchReadsSpendTheirBatchsCreditFirst) {
   batch_.reset();  // before the budget it holds credit of
 }
 
+TEST_F(ReadDecisionTest, HedgesLeaveTheAttemptPermitsPrimariesNeed) {
+  // Three reads at once, four attempts: one may run beside its primary.
+  Configure(2, {0.5, 10}, {/*max_requests=*/3, /*max_attempts=*/4});
+  ReadDecision& a = NewRead();
+  a.Start(At(0));
+  ASSERT_EQ(Describe(a.OnHedgeTimer(At(25))), "launch a1 r1 hedge");
+  ReadDecision& b = NewRead();
+  b.Start(At(1));
+  EXPECT_EQ(Describe(b.OnHedgeTimer(At(26))), "skip no_capacity");
+  EXPECT_DOUBLE_EQ(budget_->credits(), 9);  // no credit taken for it
+  // The third read's primary finds the permit b's hedge would have taken.
+  ReadDecision& c = NewRead();
+  EXPECT_EQ(Describe(c.Start(At(2))).substr(0, 9), "launch a0");
+  // A failure fallback replaces its primary: no overlap slot needed.
+  EXPECT_EQ(Describe(b.OnAttemptDone(0, AttemptOutcome::kServerError, At(30))),
+            "launch a1 r0 fallback");
+  // Once a's hedge is done, its slot is free for the next.
+  a.OnAttemptDone(1, AttemptOutcome::kSuccess, At(31));
+  EXPECT_EQ(limits_->overlaps().in_use(), 0);
+  EXPECT_EQ(Describe(c.OnHedgeTimer(At(27 + 5))).substr(0, 9), "launch a1");
+  c.OnAttemptDone(1, AttemptOutcome::kSuccess, At(40));
+  b.OnAttemptDone(1, AttemptOutcome::kSuccess, At(41));
+}
+
 TEST_F(ReadDecisionTest, HedgeSkippedWithoutCapacityTakesNoCredit) {
   Configure(2, {0.5, 2}, {100, 1});
   ReadDecision& read = NewRead();

@@ -1,6 +1,14 @@
 // AdmissionLimits: global, non-blocking bounds on concurrent reads and on
 // concurrent upstream attempts.
 //
+// An attempt that runs beside its read's primary (a timer hedge, a
+// give-up fallback) also takes an overlap slot, of which there are
+// max_attempts - max_requests: the primaries (and failure fallbacks, which
+// replace theirs), at most one per admitted read, then always find an
+// attempt permit, however many hedges a batch's credit could pay for.
+// With max_attempts <= max_requests no such room can be kept, and
+// overlapping attempts are bounded by the attempt permits alone.
+//
 // A full limit refuses at once; nothing ever queues. A Permit releases its
 // slot exactly once: when destroyed, or on Release(). Permits are movable.
 //
@@ -10,6 +18,7 @@
 #ifndef TAILGATE_HEDGE_POLICY_ADMISSION_LIMITS_H_
 #define TAILGATE_HEDGE_POLICY_ADMISSION_LIMITS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -75,17 +84,31 @@ class AdmissionLimits {
  public:
   // REQUIRES: ValidateAdmissionConfig(config).ok()
   explicit AdmissionLimits(const AdmissionConfig& config)
-      : requests_(config.max_requests), attempts_(config.max_attempts) {}
+      : requests_(config.max_requests),
+        attempts_(config.max_attempts),
+        overlaps_limited_(config.max_attempts > config.max_requests),
+        overlaps_(
+            std::max<int64_t>(config.max_attempts - config.max_requests, 1)) {}
 
   std::optional<Permit> TryAdmitRequest() { return requests_.TryAcquire(); }
   std::optional<Permit> TryStartAttempt() { return attempts_.TryAcquire(); }
+  // An overlap slot for an attempt beside its read's primary (taken with
+  // its attempt permit), or nullopt when all are held. With no overlap
+  // room to keep (see above), a permit that holds nothing.
+  std::optional<Permit> TryStartOverlap() {
+    if (!overlaps_limited_) return Permit();
+    return overlaps_.TryAcquire();
+  }
 
   const Semaphore& requests() const { return requests_; }
   const Semaphore& attempts() const { return attempts_; }
+  const Semaphore& overlaps() const { return overlaps_; }
 
  private:
   Semaphore requests_;
   Semaphore attempts_;
+  const bool overlaps_limited_;
+  Semaphore overlaps_;
 };
 
 }  // namespace tailgate::hedge

@@ -121,6 +121,30 @@ TEST(AdmissionLimitsTest, RequestAndAttemptLimitsAreSeparate) {
   EXPECT_EQ(limits.attempts().capacity(), 2);
 }
 
+TEST(AdmissionLimitsTest, OverlapsAreWhatAttemptsHaveBeyondRequests) {
+  AdmissionLimits limits({/*max_requests=*/3, /*max_attempts=*/5});
+  EXPECT_EQ(limits.overlaps().capacity(), 2);
+  std::optional<Permit> first = limits.TryStartOverlap();
+  std::optional<Permit> second = limits.TryStartOverlap();
+  ASSERT_TRUE(first.has_value() && second.has_value());
+  EXPECT_TRUE(first->held());
+  EXPECT_FALSE(limits.TryStartOverlap().has_value());
+  first->Release();
+  EXPECT_TRUE(limits.TryStartOverlap().has_value());
+}
+
+TEST(AdmissionLimitsTest, NoOverlapRoomMeansNoOverlapLimit) {
+  for (const AdmissionConfig config :
+       {AdmissionConfig{4, 4}, AdmissionConfig{10, 3}}) {
+    AdmissionLimits limits(config);
+    for (int i = 0; i < 20; ++i) {
+      std::optional<Permit> overlap = limits.TryStartOverlap();
+      ASSERT_TRUE(overlap.has_value());
+      EXPECT_FALSE(overlap->held());
+    }
+  }
+}
+
 TEST(SemaphoreTest, ConcurrentHoldersNeverExceedCapacity) {
   constexpr int kCapacity = 3;
   constexpr int kThreads = 8;

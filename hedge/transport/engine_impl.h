@@ -122,8 +122,8 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   // When the armed hedge timer is due counted from the primary's transfer
   // beginning (from its launch while curl has not begun it) rather than
-  // from admission; nullopt when the primary is done or began at
-  // admission.
+  // from admission; nullopt when the primary is done or began within an
+  // eighth of the wait after admission.
   static std::optional<absl::Time> HedgeDue(const Read& read);
 
   void Start(std::unique_ptr<Read> read, absl::Time now)
