@@ -130,25 +130,60 @@ std::vector<HttpHeader> DropHopByHop(std::vector<HttpHeader> headers) {
   return headers;
 }
 
-}  // namespace
+// The width of the segment separator `rest` starts with, or 0: "/", "\\"
+// (which WHATWG parsers and some servers read as "/"), their escapes "%2F"
+// and "%5C" (which some servers decode before splitting), and the end of
+// the path.
+size_t SeparatorWidth(absl::string_view rest) {
+  if (rest.empty() || rest[0] == '/' || rest[0] == '\\') return 1;
+  if (absl::StartsWithIgnoreCase(rest, "%2f") ||
+      absl::StartsWithIgnoreCase(rest, "%5c")) {
+    return 3;
+  }
+  return 0;
+}
 
-absl::Status ValidateRequestTarget(absl::string_view path) {
-  if (path.size() > kMaxRequestTargetBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("path is ", path.size(),
-                                                   " bytes, over the limit of ",
-                                                   kMaxRequestTargetBytes));
+// The first segment of the path part of `target` (before any "?") that
+// reads as "." or ".." with "%2E" or "%2e" taken for a dot and with its
+// path parameters (from its first ";", which some servers strip before
+// resolving dots) left out; empty when there is none. "..." and "..a"
+// are names, not dot segments.
+absl::string_view FindDotSegment(absl::string_view target) {
+  const absl::string_view path = target.substr(0, target.find('?'));
+  size_t begin = 0;
+  int dots = 0;
+  bool other = false;   // a byte other than a dot before the parameters
+  bool params = false;  // past the segment's first ";"
+  for (size_t i = 0; i <= path.size();) {
+    const absl::string_view rest = path.substr(i);
+    if (const size_t separator = SeparatorWidth(rest); separator > 0) {
+      if (!other && (dots == 1 || dots == 2)) {
+        return path.substr(begin, i - begin);
+      }
+      i += separator;
+      begin = i;
+      dots = 0;
+      other = params = false;
+    } else if (params) {
+      ++i;
+    } else if (rest[0] == ';') {
+      params = true;
+      ++i;
+    } else if (rest[0] == '.') {
+      ++dots;
+      ++i;
+    } else if (absl::StartsWithIgnoreCase(rest, "%2e")) {
+      ++dots;
+      i += 3;
+    } else {
+      other = true;
+      ++i;
+    }
   }
-  if (!absl::StartsWith(path, "/")) {
-    return absl::InvalidArgumentError(
-        path.empty() ? "path must start with \"/\" (it is empty)"
-                     : "path must start with \"/\" (only origin-form targets "
-                       "are accepted)");
-  }
-  if (absl::StartsWith(path, "//")) {
-    return absl::InvalidArgumentError(
-        "path must not start with \"//\" (URL parsers read it as an "
-        "authority)");
-  }
+  return "";
+}
+
+absl::Status CheckTargetBytes(absl::string_view path) {
   for (size_t i = 0; i < path.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(path[i]);
     absl::string_view what;
@@ -169,6 +204,35 @@ absl::Status ValidateRequestTarget(absl::string_view path) {
     }
     return absl::InvalidArgumentError(
         absl::StrCat("path contains ", what, " at byte ", i, hint));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateRequestTarget(absl::string_view path) {
+  if (path.size() > kMaxRequestTargetBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("path is ", path.size(),
+                                                   " bytes, over the limit of ",
+                                                   kMaxRequestTargetBytes));
+  }
+  if (!absl::StartsWith(path, "/")) {
+    return absl::InvalidArgumentError(
+        path.empty() ? "path must start with \"/\" (it is empty)"
+                     : "path must start with \"/\" (only origin-form targets "
+                       "are accepted)");
+  }
+  if (absl::StartsWith(path, "//")) {
+    return absl::InvalidArgumentError(
+        "path must not start with \"//\" (URL parsers read it as an "
+        "authority)");
+  }
+  if (absl::Status bytes = CheckTargetBytes(path); !bytes.ok()) return bytes;
+  if (const absl::string_view dots = FindDotSegment(path); !dots.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "path ", Quote(path), " has the dot segment ", Quote(dots), " at byte ",
+        dots.data() - path.data(),
+        " (a replica would resolve it, even above its base path)"));
   }
   return absl::OkStatus();
 }

@@ -9,7 +9,10 @@
 //   response_headers = SanitizeResponseHeaders(std::move(response_headers));
 //
 // The request target is never decoded or normalised: what passes validation
-// is sent byte for byte (see BuildAttemptUrl in replica_url.h).
+// is sent byte for byte (see BuildAttemptUrl in replica_url.h). A target
+// with a "." or ".." path segment, plain or percent-encoded, is refused
+// rather than normalised: a replica that resolves it could serve a file
+// above its base path.
 //
 // Thread safety: pure functions over values; safe from any thread.
 
@@ -41,12 +44,20 @@ inline constexpr size_t kMaxRequestHeaders = 64;
 inline constexpr size_t kMaxRequestHeaderBytes = 32 * 1024;
 
 // OK when `path` is an origin-form request target ("/p/a%2Fb?q=1"): starts
-// with "/" but not "//", at most kMaxRequestTargetBytes, and every byte is
-// printable ASCII other than space and "#". Anything else (CR, LF, NUL, tab,
-// other control characters, DEL, non-ASCII bytes, absolute-form
-// "http://...", authority-form "host:80", asterisk-form "*") is
-// INVALID_ARGUMENT with a message starting "path ", e.g.
+// with "/" but not "//", at most kMaxRequestTargetBytes, every byte is
+// printable ASCII other than space and "#", and no path segment is a dot
+// segment. Anything else (CR, LF, NUL, tab, other control characters, DEL,
+// non-ASCII bytes, absolute-form "http://...", authority-form "host:80",
+// asterisk-form "*") is INVALID_ARGUMENT with a message starting "path ",
+// e.g.
 //   path contains a control character at byte 5
+//   path "/%2e%2e/etc" has the dot segment "%2e%2e" at byte 1 (...)
+// A dot segment is one that reads as "." or ".." once "%2E" and "%2e" are
+// taken for "." and the segment's path parameters (from its first ";") are
+// left out, where segments are separated by "/", "\", "%2F" and "%5C" (in
+// either case): so "/.%2e/x", "/..;/x" and "/a%2F..%2Fb" are refused while
+// "/...", "/..a", "/a%2Fb" and "/q?next=../x" (the query is not the path)
+// are accepted.
 absl::Status ValidateRequestTarget(absl::string_view path);
 
 // True for an RFC 9110 tchar: ALPHA, DIGIT or one of !#$%&'*+-.^_`|~

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,11 +44,103 @@ std::vector<HttpHeader> AcceptHeaders(const std::vector<HttpHeader>& headers) {
 
 TEST(ValidateRequestTargetTest, AcceptsEscapesAndOddSegmentsAsIs) {
   for (const absl::string_view path :
-       {"/", "/a%2Fb?q=1", "/%2e%2e/%2E%2E/etc/passwd", "/..;/admin",
-        "/x?x=%00", "/a/./b/../c", "/a//b", "/?", "/p?a=1&a=2;b=%20",
-        "/~user/!$&'()*+,;=:@", "/a%zz", "/q?next=http://x/y"}) {
+       {"/", "/a%2Fb?q=1", "/x?x=%00", "/a//b", "/?", "/p?a=1&a=2;b=%20",
+        "/~user/!$&'()*+,;=:@", "/a%zz", "/q?next=http://x/y", "/a\\b"}) {
     EXPECT_TRUE(ValidateRequestTarget(path).ok()) << path;
   }
+}
+
+// ---- Dot segments ----
+
+// The dot segment named by the refusal of `path`.
+std::string RefusedDotSegment(absl::string_view path) {
+  const std::string message = RejectPath(path);
+  EXPECT_THAT(message,
+              StartsWith(absl::StrCat("path \"", absl::CHexEscape(path),
+                                      "\" has the dot segment ")))
+      << path;
+  const size_t start = message.find("dot segment \"");
+  if (start == std::string::npos) return "";
+  const size_t begin = start + 13;
+  return message.substr(begin, message.find('"', begin) - begin);
+}
+
+TEST(ValidateRequestTargetTest, RefusesPlainDotSegmentsAnywhereInThePath) {
+  EXPECT_EQ(RejectPath("/../victim"),
+            "path \"/../victim\" has the dot segment \"..\" at byte 1 (a "
+            "replica would resolve it, even above its base path)");
+  EXPECT_EQ(RefusedDotSegment("/./x"), ".");
+  EXPECT_EQ(RefusedDotSegment("/a/./b"), ".");
+  EXPECT_EQ(RefusedDotSegment("/a/b/../../../etc/passwd"), "..");
+  EXPECT_EQ(RefusedDotSegment("/."), ".");
+  EXPECT_EQ(RefusedDotSegment("/.."), "..");
+  EXPECT_EQ(RefusedDotSegment("/a/.."), "..");
+  EXPECT_EQ(RefusedDotSegment("/a/."), ".");
+  EXPECT_EQ(RefusedDotSegment("/a/..?q=1"), "..");
+  EXPECT_EQ(RefusedDotSegment("/a/.?"), ".");
+  EXPECT_EQ(RefusedDotSegment("/a//../b"), "..");
+}
+
+TEST(ValidateRequestTargetTest, RefusesPercentEncodedDotsInAnyCase) {
+  EXPECT_EQ(RejectPath("/%2e%2e/victim"),
+            "path \"/%2e%2e/victim\" has the dot segment \"%2e%2e\" at byte "
+            "1 (a replica would resolve it, even above its base path)");
+  for (const absl::string_view segment :
+       {"%2E%2E", "%2E%2e", "%2e%2E", ".%2e", ".%2E", "%2e.", "%2E.", "%2e",
+        "%2E"}) {
+    EXPECT_EQ(RefusedDotSegment(absl::StrCat("/a/", segment, "/victim")),
+              segment);
+    EXPECT_EQ(RefusedDotSegment(absl::StrCat("/a/", segment)), segment);
+  }
+}
+
+TEST(ValidateRequestTargetTest, EncodedSlashesAndBackslashesSeparateSegments) {
+  EXPECT_EQ(RefusedDotSegment("/a%2F..%2Fvictim"), "..");
+  EXPECT_EQ(RefusedDotSegment("/a%2f..%2fvictim"), "..");
+  EXPECT_EQ(RefusedDotSegment("/a%5C..%5Cvictim"), "..");
+  EXPECT_EQ(RefusedDotSegment("/a%5c%2e%2e"), "%2e%2e");
+  EXPECT_EQ(RefusedDotSegment("/a\\..\\victim"), "..");
+  EXPECT_EQ(RefusedDotSegment("/..%2Fvictim"), "..");
+  EXPECT_EQ(RefusedDotSegment("/a/.%2F"), ".");
+}
+
+TEST(ValidateRequestTargetTest, PathParametersDoNotHideADotSegment) {
+  EXPECT_EQ(RefusedDotSegment("/..;/admin"), "..;");
+  EXPECT_EQ(RefusedDotSegment("/a/..;x=1/b"), "..;x=1");
+  EXPECT_EQ(RefusedDotSegment("/a/.;v"), ".;v");
+  EXPECT_EQ(RefusedDotSegment("/a/%2e%2e;/b"), "%2e%2e;");
+  EXPECT_TRUE(ValidateRequestTarget("/a;../b").ok());
+  EXPECT_TRUE(ValidateRequestTarget("/a/;/b").ok());
+}
+
+TEST(ValidateRequestTargetTest, NamesWithDotsAndDotsInTheQueryStayAllowed) {
+  for (const absl::string_view path :
+       {"/...", "/a/.../b", "/..foo", "/foo..", "/.hidden", "/a/..b/c",
+        "/a.b/c..d", "/%2e%2e%2e", "/.%2e.", "/%2e%2ex", "/x%2e%2e"}) {
+    EXPECT_TRUE(ValidateRequestTarget(path).ok())
+        << path << ": " << ValidateRequestTarget(path);
+  }
+  for (const absl::string_view path :
+       {"/a%2e%2e/b", "/.%20", "/%2e%2", "/a%2Fb", "/a%2F...%2Fb",
+        "/%252e%252e/x", "/q?a=../b", "/q?..", "/a/b?c/./d",
+        "/q?next=/../../etc", "/q?x=%2e%2e/%2e"}) {
+    EXPECT_TRUE(ValidateRequestTarget(path).ok())
+        << path << ": " << ValidateRequestTarget(path);
+  }
+}
+
+TEST(ValidateRequestTargetTest, ControlBytesAreReportedBeforeDotSegments) {
+  EXPECT_EQ(RejectPath("/../\r\n"),
+            "path contains a control character at byte 4");
+}
+
+TEST(ValidateRequestTargetTest, ALongRefusedPathIsQuotedCutShort) {
+  const std::string path = absl::StrCat("/", std::string(100, 'a'), "/..");
+  const std::string message = RejectPath(path);
+  EXPECT_THAT(message,
+              StartsWith(absl::StrCat("path \"/", std::string(63, 'a'),
+                                      "...\" has the dot segment \"..\" at "
+                                      "byte 102")));
 }
 
 TEST(ValidateRequestTargetTest, MustStartWithSlash) {
@@ -293,6 +386,37 @@ TEST(SanitizeRequestHeadersTest, InjectionInValueNamedByIndexAndName) {
               HasSubstr("contains NUL at byte 1"));
   EXPECT_THAT(RejectHeaders({{"X-Foo", "\x1b[31m"}}),
               HasSubstr("control character at byte 0"));
+}
+
+TEST(SanitizeRequestHeadersTest, NulCrLfAnywhereInAValueRefusedNamingIt) {
+  for (const char c : {'\0', '\r', '\n'}) {
+    const absl::string_view what = c == '\0' ? "NUL" : c == '\r' ? "CR" : "LF";
+    for (const size_t at : {0, 2, 4}) {
+      std::string value = "abcd";
+      value.insert(at, 1, c);
+      EXPECT_EQ(RejectHeaders({{"Accept", "*/*"}, {"X-Foo", value}}),
+                absl::StrCat("headers[1].value (header \"X-Foo\") contains ",
+                             what, " at byte ", at))
+          << int(c) << " at " << at;
+    }
+  }
+}
+
+TEST(SanitizeRequestHeadersTest, NulCrLfAnywhereInANameRefusedNamingIt) {
+  for (const char c : {'\0', '\r', '\n'}) {
+    for (const size_t at : {0, 2, 5}) {
+      std::string name = "X-Foo";
+      name.insert(at, 1, c);
+      const std::string message =
+          RejectHeaders({{"Accept", "*/*"}, {name, "v"}});
+      EXPECT_THAT(message, StartsWith("headers[1].name \""))
+          << int(c) << " at " << at;
+      EXPECT_THAT(message, HasSubstr("\" is not a valid token"));
+      EXPECT_EQ(message.find(c), std::string::npos) << "raw byte in message";
+    }
+  }
+  EXPECT_EQ(RejectHeaders({{std::string("X-A\0B", 5), "v"}}),
+            "headers[0].name \"X-A\\x00\\x42\" is not a valid token");
 }
 
 TEST(SanitizeRequestHeadersTest, HeaderCountLimitAtEdge) {

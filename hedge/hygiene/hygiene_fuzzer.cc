@@ -8,7 +8,8 @@
 // and sanitising keeps exactly the headers the model keeps. So the fuzzer
 // finds wrong rejections as well as unsafe acceptances. On top of that:
 // an accepted target never moves the attempt URL off the replica's
-// authority, and no error message carries a raw control byte.
+// authority nor, decoded and resolved as a replica might, above its base
+// path, and no error message carries a raw control byte.
 //
 // Input: the first byte is a separator; the rest, split on it, is the path
 // followed by one header per record as "name:value" (one space after the
@@ -42,6 +43,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -84,11 +86,52 @@ bool ModelIsTargetByte(char c) {
   return u > 0x20 && u < 0x7f && c != '#';
 }
 
-// Origin-form, as http_hygiene.h defines it.
+// The segments of the path part of `target` as a replica that decodes
+// escaped dots, slashes and backslashes, reads "\\" as "/" and strips path
+// parameters would see them. The first is the empty one before the
+// leading "/".
+std::vector<std::string> ModelDecodedSegments(absl::string_view target) {
+  const std::vector<std::pair<absl::string_view, absl::string_view>> decoded = {
+      {"%2e", "."}, {"%2E", "."}, {"%2f", "/"}, {"%2F", "/"},
+      {"%5c", "/"}, {"%5C", "/"}, {"\\", "/"}};
+  const std::string path =
+      absl::StrReplaceAll(target.substr(0, target.find('?')), decoded);
+  std::vector<std::string> segments = absl::StrSplit(path, '/');
+  for (std::string& segment : segments) {
+    segment = segment.substr(0, segment.find(';'));
+  }
+  return segments;
+}
+
+bool ModelHasDotSegment(absl::string_view target) {
+  const std::vector<std::string> segments = ModelDecodedSegments(target);
+  return std::any_of(
+      segments.begin(), segments.end(),
+      [](const std::string& s) { return s == "." || s == ".."; });
+}
+
+// Origin-form without dot segments, as http_hygiene.h defines it.
 bool ModelAcceptsTarget(absl::string_view path) {
   return path.size() <= kMaxRequestTargetBytes && absl::StartsWith(path, "/") &&
          !absl::StartsWith(path, "//") &&
-         std::all_of(path.begin(), path.end(), ModelIsTargetByte);
+         std::all_of(path.begin(), path.end(), ModelIsTargetByte) &&
+         !ModelHasDotSegment(path);
+}
+
+// True when `target`, under the base path "/base", stays under it once a
+// replica decodes it (ModelDecodedSegments) and resolves its dot segments
+// (RFC 3986 section 5.2.4).
+bool ModelStaysUnderBase(absl::string_view target) {
+  std::vector<std::string> resolved = {"", "base"};
+  const std::vector<std::string> segments = ModelDecodedSegments(target);
+  for (size_t i = 1; i < segments.size(); ++i) {
+    if (segments[i] == "..") {
+      if (resolved.size() > 1) resolved.pop_back();
+    } else if (segments[i] != ".") {
+      resolved.push_back(segments[i]);
+    }
+  }
+  return resolved.size() >= 2 && resolved[1] == "base";
 }
 
 bool ModelIsTokenByte(char c) {
@@ -208,11 +251,14 @@ absl::string_view AuthorityOf(absl::string_view url) {
 void CheckTarget(absl::string_view path) {
   const absl::Status status = ValidateRequestTarget(path);
   Check(status.ok() == ModelAcceptsTarget(path),
-        "a target is accepted exactly when it is origin-form");
+        "a target is accepted exactly when it is origin-form without dot "
+        "segments");
   if (!status.ok()) {
     CheckRejection(status, "path ");
     return;
   }
+  Check(ModelStaysUnderBase(path),
+        "an accepted target never resolves above the base path");
   const std::vector<ReplicaUrl>& replicas = ParsedFixedReplicas();
   for (size_t i = 0; i < replicas.size(); ++i) {
     const std::string url = BuildAttemptUrl(replicas[i], path);

@@ -69,7 +69,9 @@ absl::StatusOr<std::vector<ReplicaUrl>> ParseReplicaList(
 
 // The URL of one attempt: origin + base_path + target, byte for byte. Nothing
 // is decoded or normalised, so "/a%2Fb?q=1" reaches the replica as sent (the
-// transport must not let its HTTP client squash dot segments either).
+// transport must not let its HTTP client squash dot segments either). The
+// base path is a boundary: a valid target has no dot segment that a replica
+// could resolve above it.
 // REQUIRES: ValidateRequestTarget(target).ok() (http_hygiene.h).
 std::string BuildAttemptUrl(const ReplicaUrl& replica,
                             absl::string_view target);

@@ -1,13 +1,17 @@
 // Connections of the HTTP door: accept, the connection limit, the header
-// timeout between requests (keep-alive), close. See http_door_impl.h.
+// timeout between requests (keep-alive), the watch for NUL bytes, close.
+// See http_door_impl.h.
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/http_door/http_door_impl.h"
 
@@ -32,6 +36,8 @@ bufferevent* HttpDoor::Impl::OnAccept(event_base* base, void* arg) noexcept {
       evtimer_new(base, &Impl::OnHeaderTimeout, connection.get());
   connection->registration =
       evtimer_new(base, &Impl::OnRegister, connection.get());
+  connection->input_watch = evbuffer_add_cb(bufferevent_get_input(bev),
+                                            &Impl::OnInput, connection.get());
   const timeval now = {0, 0};
   if (connection->registration == nullptr ||
       evtimer_add(connection->registration, &now) != 0) {
@@ -87,6 +93,36 @@ void HttpDoor::Impl::Attach(Connection* connection, evhttp_connection* evcon) {
 void HttpDoor::Impl::MarkClosed(Connection* connection) {
   connection->closed = true;
   --open_connections_;
+  if (connection->input_watch != nullptr) {
+    evbuffer_remove_cb_entry(bufferevent_get_input(connection->bev),
+                             connection->input_watch);
+    connection->input_watch = nullptr;
+  }
+}
+
+// evhttp reads the request line and headers as C strings, so a NUL byte
+// would cut a header value short there, unseen. This callback runs as each
+// read adds bytes to the input, before evhttp parses them (libevent 2.1
+// runs evbuffer callbacks inside the read unless they are deferred, and
+// the door defers none): the bytes of the line holding the first NUL make
+// the connection's refusal. Nothing a read may carry holds a NUL (a body is
+// refused anyway), so the stream is not worth reading further.
+void HttpDoor::Impl::OnInput(evbuffer* input, const evbuffer_cb_info* info,
+                             void* arg) noexcept {
+  auto* connection = static_cast<Connection*>(arg);
+  connection->door->door_thread_.AssertOnOwner();
+  if (info->n_added == 0 || !connection->input_refusal.ok()) return;
+  evbuffer_ptr added;
+  evbuffer_ptr_set(input, &added, evbuffer_get_length(input) - info->n_added,
+                   EVBUFFER_PTR_SET);
+  const evbuffer_ptr nul = evbuffer_search(input, "", 1, &added);
+  if (nul.pos < 0) return;
+  // evhttp drains whole lines only: the NUL's line starts in the buffer.
+  std::string before(static_cast<size_t>(nul.pos), '\0');
+  evbuffer_copyout(input, before.data(), before.size());
+  const size_t newline = before.rfind('\n');
+  connection->input_refusal = NulRefusal(absl::string_view(before).substr(
+      newline == std::string::npos ? 0 : newline + 1));
 }
 
 void HttpDoor::Impl::ArmHeaderTimer(Connection* connection) {

@@ -10,10 +10,11 @@
 //     the destructor runs there (cancel the reads in flight, then free
 //     evhttp and every connection once the engine has completed them);
 //   - http_door_connections.cc: accept, the connection limit, the header
-//     timeout between requests (keep-alive), close;
+//     timeout between requests (keep-alive), the watch for NUL bytes in
+//     what a client sends, close;
 //   - http_door_requests.cc: a request's refusals before any read is
-//     submitted (over the limit, shutting down, method, the mapping's
-//     checks, a body);
+//     submitted (over the limit, shutting down, method, a NUL byte the
+//     connection sent, the mapping's checks, a body);
 //   - http_door_reads.cc: admission and submission of the read, the held
 //     connection, the delivery of the result;
 //   - http_door_answers.cc: writing answers (through evhttp, or raw for
@@ -31,6 +32,7 @@
 #ifndef TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_IMPL_H_
 #define TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_IMPL_H_
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -81,6 +83,11 @@ class HttpDoor::Impl {
     event* header_timer = nullptr;  // armed while waiting for a request
     Exchange* exchange = nullptr;   // the request being answered, if any
     event* registration = nullptr;  // runs OnRegister once, after accept
+    // OnInput on the bufferevent's input, from accept until MarkClosed.
+    evbuffer_cb_entry* input_watch = nullptr;
+    // OK until OnInput sees a NUL byte; then the refusal every request
+    // read from the connection gets.
+    absl::Status input_refusal;
   };
 
   // One request being answered. Door thread only.
@@ -114,6 +121,8 @@ class HttpDoor::Impl {
   static void OnRegister(evutil_socket_t, short, void* arg) noexcept;
   static void OnClosed(evhttp_connection* evcon, void* arg) noexcept;
   static void OnHeaderTimeout(evutil_socket_t, short, void* arg) noexcept;
+  static void OnInput(evbuffer* input, const evbuffer_cb_info* info,
+                      void* arg) noexcept;
   // Requests (http_door_requests.cc).
   static void OnRequest(evhttp_request* request, void* arg) noexcept;
   // Reads (http_door_reads.cc).

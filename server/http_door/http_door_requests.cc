@@ -1,6 +1,7 @@
 // Requests at the HTTP door: what is refused before a read is submitted
 // (over the connection limit, shutting down, a method other than GET and
-// HEAD, a request http_mapping.h refuses, a body). See http_door_impl.h.
+// HEAD, a connection that sent a NUL byte, a request http_mapping.h
+// refuses, a body). See http_door_impl.h.
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -90,7 +91,10 @@ void HttpDoor::Impl::Handle(Connection* connection, evhttp_request* request) {
     Answer(connection, request, MethodNotAllowed());
     return;
   }
-  absl::StatusOr<DoorRead> read = ReadFromHttp(in);
+  absl::StatusOr<DoorRead> read =
+      connection->input_refusal.ok()
+          ? ReadFromHttp(in)
+          : absl::StatusOr<DoorRead>(connection->input_refusal);
   if (read.ok() &&
       evbuffer_get_length(evhttp_request_get_input_buffer(request)) > 0) {
     read = absl::InvalidArgumentError(

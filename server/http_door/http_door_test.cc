@@ -122,6 +122,24 @@ std::string ReadToEnd(int fd) {
   return all;
 }
 
+// Sends `bytes` on a connection of its own; returns everything the door
+// answers until it closes the connection, or until kWait passes.
+std::string SendAndReadToEnd(int port, absl::string_view bytes) {
+  const int fd = ConnectToLoopback(port);
+  if (fd < 0) return "<no connection>";
+  const timeval wait = absl::ToTimeval(kWait);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::string got = SendAll(fd, bytes) ? ReadToEnd(fd) : "<send failed>";
+  close(fd);
+  return got;
+}
+
+// "GET `target`" with `headers` (each "Name: value"), as raw bytes.
+std::string RawGet(absl::string_view target, absl::string_view headers = "") {
+  return absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: x\r\n", headers,
+                      "\r\n");
+}
+
 class HttpDoorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -400,6 +418,82 @@ TEST_F(HttpDoorTest, StoppingCancelsReadsInFlightAndAnswersShuttingDown) {
   EXPECT_EQ(memory_->calls(), 0);
   // Nothing listens any more.
   EXPECT_EQ(ConnectToLoopback(port_), -1);
+}
+
+TEST_F(HttpDoorTest, ANulInAHeaderValueIsRefusedNamingTheHeader) {
+  Start();
+  const std::string nul(1, '\0');
+  for (const std::string& value :
+       {absl::StrCat("ab", nul, "cd"), absl::StrCat(nul, "cd"),
+        absl::StrCat("ab", nul), absl::StrCat("ab", nul, nul, "cd")}) {
+    const std::string got = SendAndReadToEnd(
+        port_, RawGet("/x", absl::StrCat("X-Trace: ", value, "\r\n")));
+    EXPECT_TRUE(absl::StartsWith(got, "HTTP/1.1 400")) << got;
+    EXPECT_TRUE(absl::StrContains(got, "Tailgate-Error: INVALID_ARGUMENT"))
+        << got;
+    EXPECT_TRUE(absl::StrContains(got, "header \"X-Trace\" contains NUL"))
+        << got;
+  }
+  EXPECT_TRUE(engine_->submitted().empty());
+  EXPECT_EQ(rejections_.Snapshot().invalid_argument, 4u);
+}
+
+TEST_F(HttpDoorTest, ANulOutsideAHeaderValueIsRefused) {
+  Start();
+  const std::string nul(1, '\0');
+  for (const std::string& request :
+       {RawGet("/x", absl::StrCat("X-Tr", nul, "ace: v\r\n")),
+        RawGet("/x", absl::StrCat("X-A: v\r\n ", nul, "folded\r\n")),
+        absl::StrCat("GET /x HTTP/1.1", nul, "\r\nHost: x\r\n\r\n")}) {
+    const std::string got = SendAndReadToEnd(port_, request);
+    // evhttp refuses some of these itself, some reach the door.
+    EXPECT_TRUE(absl::StartsWith(got, "HTTP/1.1 400")) << got;
+  }
+  EXPECT_TRUE(engine_->submitted().empty());
+}
+
+// A NUL sent after a request, while its read is in flight or once it is
+// answered, refuses the request it is in, not the one before.
+TEST_F(HttpDoorTest, ANulAfterARequestRefusesOnlyTheNextRequest) {
+  Start();
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  const timeval wait = absl::ToTimeval(kWait);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  ASSERT_TRUE(SendAll(fd, RawGet("/first")));
+  FakeLoopEngine::Submitted read = Read(0);
+  ASSERT_TRUE(SendAll(
+      fd, RawGet("/second",
+                 absl::StrCat("X-A: a", std::string(1, '\0'), "b\r\n"))));
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "first")));
+  const std::string got = ReadToEnd(fd);
+  close(fd);
+  EXPECT_TRUE(absl::StartsWith(got, "HTTP/1.1 200")) << got;
+  const size_t second = got.find("HTTP/1.1 400");
+  ASSERT_NE(second, std::string::npos) << got;
+  EXPECT_TRUE(
+      absl::StrContains(got.substr(second), "header \"X-A\" contains NUL"))
+      << got;
+  EXPECT_EQ(engine_->submitted().size(), 1u);
+}
+
+TEST_F(HttpDoorTest, DotSegmentsAreRefusedWith400NamingThePath) {
+  Start();
+  for (const absl::string_view target :
+       {"/../victim", "/%2e%2e/victim", "/a/.%2E/../victim", "/a%2F..%2Fb"}) {
+    const std::string got = SendAndReadToEnd(port_, RawGet(target));
+    EXPECT_TRUE(absl::StartsWith(got, "HTTP/1.1 400")) << got;
+    EXPECT_TRUE(absl::StrContains(
+        got, absl::StrCat("path \"", target, "\" has the dot segment ")))
+        << got;
+  }
+  EXPECT_TRUE(engine_->submitted().empty());
+  // Dots in a name or in the query are not dot segments.
+  std::future<Reply> allowed = FetchAsync(port_, "/...?next=../x");
+  FakeLoopEngine::Submitted read = Read(0);
+  EXPECT_EQ(read.read.target, "/...?next=../x");
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "ok")));
+  EXPECT_EQ(allowed.get().status, 200);
 }
 
 // A client that sends a request and never reads the answer is

@@ -171,6 +171,18 @@ absl::StatusOr<DoorRead> ReadFromHttp(const HttpRequestIn& in) {
   return read;
 }
 
+absl::Status NulRefusal(absl::string_view line) {
+  const size_t colon = line.find(':');
+  const absl::string_view name = line.substr(0, colon);
+  if (colon == absl::string_view::npos ||
+      !hygiene::ValidateHeaderName(name).ok()) {
+    return absl::InvalidArgumentError(
+        "the request line or a header name contains NUL");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("header \"", name, "\" contains NUL"));
+}
+
 HttpReply ReplyForResponse(hedge::EngineResponse response, bool head) {
   HttpReply reply;
   reply.status = response.status;

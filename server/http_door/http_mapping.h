@@ -18,7 +18,8 @@
 // ones and refuses the rest of what a gRPC descriptor may not carry.
 // Framing that could hide a second request is refused: any
 // Transfer-Encoding, a Content-Length above 0, or more than one
-// Content-Length.
+// Content-Length. So is a connection that sends a NUL byte anywhere
+// (NulRefusal): evhttp would cut the header value holding it short.
 //
 // Response: the winner's status, its headers (without framing headers and
 // without any tailgate-* header a replica sent, so they cannot pass for the
@@ -37,6 +38,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "hedge/hygiene/http_hygiene.h"
 #include "hedge/transport/engine.h"
@@ -67,6 +69,15 @@ struct DoorRead {
 // others first). The target and forwarded headers are checked later, when
 // the read starts (ReadCall::Start), exactly as for a gRPC descriptor.
 absl::StatusOr<DoorRead> ReadFromHttp(const HttpRequestIn& in);
+
+// The refusal for a request whose bytes hold a NUL, which evhttp, reading
+// lines as C strings, would cut a header value short at. `line` is the
+// line holding the NUL, up to it. INVALID_ARGUMENT naming the header when
+// `line` starts with a header name and a colon:
+//   header "X-Trace" contains NUL
+// else (the request line, a header name, a folded line):
+//   the request line or a header name contains NUL
+absl::Status NulRefusal(absl::string_view line);
 
 // A reply to write.
 struct HttpReply {

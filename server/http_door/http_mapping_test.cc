@@ -122,6 +122,27 @@ TEST(ReadFromHttpTest, BodyFramingIsRefused) {
   }
 }
 
+TEST(NulRefusalTest, NamesTheHeaderWhoseLineHoldsTheNul) {
+  for (const absl::string_view line :
+       {"X-Trace:", "X-Trace: ", "X-Trace: abc", "X-Trace:a:b"}) {
+    const absl::Status refusal = NulRefusal(line);
+    EXPECT_EQ(refusal.code(), absl::StatusCode::kInvalidArgument) << line;
+    EXPECT_EQ(refusal.message(), "header \"X-Trace\" contains NUL") << line;
+  }
+}
+
+TEST(NulRefusalTest, ALineWithoutAHeaderNameIsTheRequestLineOrAName) {
+  for (const absl::string_view line :
+       {"", "GET /x", "GET http://h:80/x", "X-Tr", " folded: value", "X Y: v",
+        ": v"}) {
+    const absl::Status refusal = NulRefusal(line);
+    EXPECT_EQ(refusal.code(), absl::StatusCode::kInvalidArgument) << line;
+    EXPECT_EQ(refusal.message(),
+              "the request line or a header name contains NUL")
+        << line;
+  }
+}
+
 TEST(ReplyForResponseTest, WinnerWithTrace) {
   hedge::EngineResponse response;
   response.status = 203;

@@ -200,7 +200,7 @@ TEST_F(EngineHttpTest, TargetIsSentByteForByteUnderTheBasePath) {
   StartEngineWithUrls(HttpConfig(), {replicas_[0]->url() + "/base"});
   const std::vector<std::string> targets = {
       "/a%2Fb?q=1&x=%2e%2e",
-      "/x/../y/./%2E%2e/z;p=1?q=%2F&r=a+b&s=%252F",
+      "/x/..y/.../%2E%2e%2E/z;p=1?q=../%2F&r=a+b&s=%252F",
       "/%7Euser//double?empty=&=v&a=1&a=2",
   };
   for (const std::string& target : targets) {
