@@ -1,5 +1,6 @@
 #include "hedge/decision/read_decision.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/base/macros.h"
@@ -58,6 +59,17 @@ Action FinishWith(ReadError error) {
   return action;
 }
 
+// A read with hedging disabled gets no speculative attempt, and a give-up
+// fallback is one: it has no give-up point. Any other read's is never
+// before its hedge delay, so that only the hedge budget and the payoff
+// gate decide on a primary that is merely late.
+std::optional<absl::Duration> GiveUpPointOf(const ReadOptions& options) {
+  if (options.hedge_disabled || !options.give_up_after.has_value()) {
+    return std::nullopt;
+  }
+  return std::max(*options.give_up_after, options.hedge_delay);
+}
+
 }  // namespace
 
 const char* AttemptKindName(AttemptKind kind) {
@@ -107,7 +119,9 @@ const char* SkipReasonName(SkipReason reason) {
 }
 
 ReadDecision::ReadDecision(const ReadPolicy& policy, const ReadOptions& options)
-    : policy_(policy), options_(options) {}
+    : policy_(policy),
+      options_(options),
+      give_up_after_(GiveUpPointOf(options)) {}
 
 Actions ReadDecision::Start(absl::Time now) {
   Actions out;
@@ -135,27 +149,35 @@ Actions ReadDecision::Start(absl::Time now) {
   if (!options_.hedge_disabled) {
     out.push_back(ArmHedgeTimer(now + options_.hedge_delay));
   }
-  if (options_.give_up_after.has_value()) {
-    out.push_back(ArmGiveUpTimer(now + *options_.give_up_after));
+  if (give_up_after_.has_value()) {
+    out.push_back(ArmGiveUpTimer(now + *give_up_after_));
   }
   return out;
 }
 
 Actions ReadDecision::OnGiveUp(absl::Time now) {
   Actions out;
-  if (finished_ || launched_ != 1 || !attempts_[0].in_flight ||
-      extra_decided_) {
+  if (finished_ || !give_up_after_.has_value()) return out;
+  // Timers due together fire in no particular order, and the transport may
+  // move the hedge timer later: the hedge is asked for first, always.
+  if (!hedge_tried_) {
+    give_up_waits_for_hedge_ = true;
     return out;
   }
+  GiveUp(now, out);
+  return out;
+}
+
+void ReadDecision::GiveUp(absl::Time now, Actions& out) {
+  if (launched_ != 1 || !attempts_[0].in_flight || extra_decided_) return;
   TryLaunchExtra(AttemptKind::kFallback, now, out);
   if (launched_ < 2) {
     // Nothing to replace it with: the primary goes on, and a fallback may
     // still follow its failure.
     extra_decided_ = false;
-    return out;
+    return;
   }
   out.push_back(GaveUp(0));
-  return out;
 }
 
 Actions ReadDecision::OnHedgeTimer(absl::Time now) {
@@ -177,6 +199,7 @@ Actions ReadDecision::OnHedgeTimer(absl::Time now) {
   }
   hedge_tried_ = true;
   TryLaunchExtra(AttemptKind::kHedge, now, out);
+  if (give_up_waits_for_hedge_) GiveUp(now, out);
   return out;
 }
 
@@ -335,8 +358,7 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now, Blame blame) {
         blamed = ran >= options_.timeout_blame_age;
         break;
       case Blame::kLostRace:
-        blamed = options_.give_up_after.has_value() &&
-                 ran >= *options_.give_up_after;
+        blamed = give_up_after_.has_value() && ran >= *give_up_after_;
         break;
     }
     if (blamed) {

@@ -9,9 +9,18 @@
 //  - Start picks the primary (ReplicaPicker: power of two choices among
 //    serving replicas) and takes an attempt permit; no replica -> finish
 //    kNoReplica; no permit -> kOverloaded. Unless hedging is disabled for
-//    the read, it arms the hedge timer at now + hedge_delay; with a
-//    give_up_after, it arms the give-up timer at now + give_up_after.
-//  - Give-up: when the give-up timer fires with the primary still the only
+//    the read, it arms the hedge timer at now + hedge_delay and, with a
+//    give_up_after, the give-up timer at the read's give-up point.
+//  - The read's give-up point: none when hedging is disabled for the read
+//    (the caller asked for no speculative attempt: only a failed primary
+//    falls back); otherwise give_up_after, but never earlier than the
+//    read's hedge_delay, so that a primary merely late is the hedge's to
+//    answer (its budget and payoff gate decide) and never a fallback's.
+//    A give-up timer that fires before the hedge timer has asked for the
+//    hedge (both due at once, the hedge timer moved later by the
+//    transport, or a late hedge awaited) waits for it: the give-up
+//    follows the hedge's decision.
+//  - Give-up: when the give-up point passes with the primary still the only
 //    attempt in flight, the read tries a fallback (kind kFallback, on the
 //    retry budget, as below); if one is launched, kGaveUp says so. The
 //    primary is no longer waited for, but it is not cut: it races the
@@ -194,7 +203,9 @@ struct ReadOptions {
   absl::Duration late_hedge_delay = absl::ZeroDuration();
   double hedge_reserve = 0;
   // How long the primary may run before the read gives up on it
-  // (hedge/health/give_up_point.h); nullopt: never.
+  // (hedge/health/give_up_point.h); nullopt: never. The read applies it
+  // as the rules above say: not at all with hedge_disabled, and never
+  // before hedge_delay.
   std::optional<absl::Duration> give_up_after;
 };
 
@@ -232,6 +243,9 @@ class ReadDecision {
     absl::Time started;
   };
 
+  // The give-up fallback, once the give-up point has passed and the hedge
+  // has been asked for.
+  void GiveUp(absl::Time now, Actions& out);
   void TryLaunchExtra(AttemptKind kind, absl::Time now, Actions& out);
   // Takes the credit an extra attempt of `kind` costs; the reason when
   // there is none (and nothing taken, except as noted in the .cc).
@@ -254,6 +268,8 @@ class ReadDecision {
 
   const ReadPolicy policy_;
   const ReadOptions options_;
+  // The read's give-up point (see the rules above); nullopt: none.
+  const std::optional<absl::Duration> give_up_after_;
   std::array<Attempt, kMaxAttempts> attempts_;
   int launched_ = 0;
   bool finished_ = false;
@@ -263,6 +279,9 @@ class ReadDecision {
   bool extra_decided_ = false;
   bool hedge_tried_ = false;    // the hedge timer has fired and asked
   bool paid_by_batch_ = false;  // the timer hedge took its batch's credit
+  // The give-up point passed before the hedge was asked for: the give-up
+  // follows the hedge timer.
+  bool give_up_waits_for_hedge_ = false;
   // When the timer was armed again, for a late hedge.
   std::optional<absl::Time> late_hedge_at_;
   // Failure history, for the both-failed answer.

@@ -2,7 +2,8 @@
 // gets a fallback on the retry budget and races it (losing to it is a
 // failure of its replica); with no fallback to be had it goes on. A loser that
 // ran past the give-up point lost by hanging and is blamed; the caller's cancel
-// never blames.
+// never blames. A read with hedging disabled has no give-up point, and no
+// read's comes before its hedge delay or before its hedge was asked for.
 
 #include <memory>
 #include <string>
@@ -48,11 +49,15 @@ class ReadDecisionGiveUpTest : public ::testing::Test {
     EXPECT_EQ(limits_.attempts().in_use(), 0);
   }
 
-  ReadDecision& NewRead(bool hedge_disabled = false) {
+  // Hedge delay kDelay, give-up point kGiveUp.
+  static ReadOptions Options() {
     ReadOptions options;
-    options.hedge_disabled = hedge_disabled;
     options.hedge_delay = kDelay;
     options.give_up_after = kGiveUp;
+    return options;
+  }
+
+  ReadDecision& NewRead(const ReadOptions& options = Options()) {
     reads_.push_back(std::make_unique<ReadDecision>(
         ReadPolicy{replicas_->picker(), budget_.get(), retry_budget_.get(),
                    &limits_},
@@ -108,8 +113,9 @@ TEST_F(ReadDecisionGiveUpTest, GiveUpLaunchesAFallbackThatRacesThePrimary) {
 TEST_F(ReadDecisionGiveUpTest, APrimaryGivenUpOnMayStillAnswer) {
   // The fallback fails (its replica just went down): the slow primary,
   // still in flight, answers the read.
-  ReadDecision& read = NewRead(/*hedge_disabled=*/true);
+  ReadDecision& read = NewRead();
   read.Start(At(0));
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_budget");
   read.OnGiveUp(At(100));
   EXPECT_EQ(
       Describe(read.OnAttemptDone(1, AttemptOutcome::kTransportError, At(101))),
@@ -119,8 +125,9 @@ TEST_F(ReadDecisionGiveUpTest, APrimaryGivenUpOnMayStillAnswer) {
   EXPECT_EQ(replica(0, At(140)).window_failures, 0);
   EXPECT_EQ(replica(1, At(140)).window_failures, 1);
   // Both fail: the read fails as any read whose attempts all failed.
-  ReadDecision& other = NewRead(/*hedge_disabled=*/true);
+  ReadDecision& other = NewRead();
   other.Start(At(200));
+  other.OnHedgeTimer(At(225));
   other.OnGiveUp(At(300));
   other.OnAttemptDone(1, AttemptOutcome::kTransportError, At(310));
   EXPECT_EQ(Describe(other.OnAttemptDone(0, AttemptOutcome::kTransportError,
@@ -161,6 +168,7 @@ TEST_F(ReadDecisionGiveUpTest, WithoutAnotherReplicaThePrimaryGoesOn) {
   Configure(100, 0, /*replicas=*/1);
   ReadDecision& read = NewRead();
   read.Start(At(0));
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "skip no_replica");
   EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "skip no_replica");
   EXPECT_EQ(retry_budget_->consumed(), 0u);
   EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(300))),
@@ -252,16 +260,105 @@ TEST_F(ReadDecisionGiveUpTest, CallerCancelAndDeadlineNeverBlame) {
   }
 }
 
-TEST_F(ReadDecisionGiveUpTest, HedgeDisabledReadsStillGiveUp) {
-  ReadDecision& read = NewRead(/*hedge_disabled=*/true);
+TEST_F(ReadDecisionGiveUpTest, HedgeDisabledReadsNeverGiveUp) {
+  ReadOptions options = Options();
+  options.hedge_disabled = true;
+  ReadDecision& read = NewRead(options);
+  EXPECT_EQ(Describe(read.Start(At(0))), "launch a0 r0 primary");
+  // Even a give-up timer fired by mistake launches nothing.
+  EXPECT_EQ(Describe(read.OnGiveUp(At(100))), "");
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(150))),
+            "finish a0");
+  EXPECT_EQ(read.attempts_launched(), 1);
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(replica(0, At(150)).window_outcomes, 1);
+  EXPECT_EQ(replica(0, At(150)).window_failures, 0);
+}
+
+TEST_F(ReadDecisionGiveUpTest, HedgeDisabledReadsStillFallBackOnFailure) {
+  ReadOptions options = Options();
+  options.hedge_disabled = true;
+  ReadDecision& read = NewRead(options);
+  read.Start(At(0));
+  EXPECT_EQ(
+      Describe(read.OnAttemptDone(0, AttemptOutcome::kServerError, At(150))),
+      "launch a1 r1 fallback");
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(160))),
+            "finish a1");
+}
+
+// The give-up point learned from fast answers (20 ms) is below the read's
+// hedge delay (50 ms): the read's point is its hedge delay.
+ReadOptions GiveUpBeforeTheHedgeDelay() {
+  ReadOptions options;
+  options.hedge_delay = absl::Milliseconds(50);
+  options.give_up_after = absl::Milliseconds(20);
+  return options;
+}
+
+TEST_F(ReadDecisionGiveUpTest, GiveUpPointIsNeverBeforeTheHedgeDelay) {
+  ReadDecision& read = NewRead(GiveUpBeforeTheHedgeDelay());
   EXPECT_EQ(Describe(read.Start(At(0))),
-            "launch a0 r0 primary, give-up +100ms");
-  EXPECT_EQ(Describe(read.OnHedgeTimer(At(25))), "");
-  EXPECT_EQ(Describe(read.OnGiveUp(At(100))),
-            "launch a1 r1 fallback, gave-up a0");
-  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(120))),
+            "launch a0 r0 primary, arm +50ms, give-up +50ms");
+  // Answered at 30 ms, before the hedge delay: no extra attempt at all.
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(30))),
+            "finish a0");
+  EXPECT_EQ(read.attempts_launched(), 1);
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(budget_->extra(), 0u);
+}
+
+TEST_F(ReadDecisionGiveUpTest, GiveUpDueWithTheHedgeLeavesItToTheHedge) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead(GiveUpBeforeTheHedgeDelay());
+  read.Start(At(0));
+  // Both timers are due at 50 ms; the give-up's fires first.
+  EXPECT_EQ(Describe(read.OnGiveUp(At(50))), "");
+  EXPECT_EQ(Describe(read.OnHedgeTimer(At(50))), "launch a1 r1 hedge");
+  EXPECT_EQ(budget_->extra(), 1u);
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(60))),
             "fail a0, finish a1");
-  EXPECT_EQ(replica(0, At(120)).consecutive_failures, 1);
+}
+
+TEST_F(ReadDecisionGiveUpTest, GiveUpFollowsASkippedHedge) {
+  ReadDecision& read = NewRead(GiveUpBeforeTheHedgeDelay());
+  read.Start(At(0));
+  EXPECT_EQ(Describe(read.OnGiveUp(At(50))), "");
+  EXPECT_EQ(Describe(read.OnHedgeTimer(At(50))),
+            "skip no_budget, launch a1 r1 fallback, gave-up a0");
+  EXPECT_EQ(retry_budget_->consumed(), 1u);
+  EXPECT_EQ(Describe(read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(60))),
+            "fail a0, finish a1");
+}
+
+TEST_F(ReadDecisionGiveUpTest, GiveUpWaitsForALateHedge) {
+  ReadOptions options = Options();
+  options.late_hedge_delay = absl::Milliseconds(50);
+  options.hedge_reserve = 5;  // the budget holds none
+  options.give_up_after = absl::Milliseconds(30);
+  ReadDecision& read = NewRead(options);
+  EXPECT_EQ(Describe(read.Start(At(0))),
+            "launch a0 r0 primary, arm +25ms, give-up +30ms");
+  ASSERT_EQ(Describe(read.OnHedgeTimer(At(25))), "arm +50ms");
+  EXPECT_EQ(Describe(read.OnGiveUp(At(30))), "");
+  EXPECT_EQ(retry_budget_->consumed(), 0u);
+  EXPECT_EQ(Describe(read.OnHedgeTimer(At(50))),
+            "skip no_budget, launch a1 r1 fallback, gave-up a0");
+  read.OnCancel(At(60));
+}
+
+TEST_F(ReadDecisionGiveUpTest, LosersAreBlamedByTheReadsGiveUpPoint) {
+  Configure(100, /*hedge_burst=*/10);
+  ReadDecision& read = NewRead(GiveUpBeforeTheHedgeDelay());
+  read.Start(At(0));
+  read.OnHedgeTimer(At(50));
+  // The hedge had run 40 ms: past the 20 ms it was given, short of the
+  // read's give-up point.
+  EXPECT_EQ(Describe(read.OnAttemptDone(0, AttemptOutcome::kSuccess, At(90))),
+            "cancel a1, finish a0");
+  EXPECT_EQ(replica(1, At(90)).window_outcomes, 0);
 }
 
 TEST_F(ReadDecisionGiveUpTest, NoGiveUpPointNoTimer) {

@@ -2,19 +2,26 @@
 // replicas: what a won hedge's loser cost, the adaptive delay taking over
 // from its warm-up value, the payoff gate holding hedges back when every
 // replica is slow together, the hedge delay counted from the primary's
-// beginning, and a batch's reads spending the credit they earned.
+// beginning, a batch's reads spending the credit they earned, and the
+// give-up point (a fallback on the retry budget), which a read with
+// hedging disabled does not have and no read reaches before its hedge
+// delay.
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "hedge/adaptive/adaptive_hedge_delay.h"
 #include "hedge/adaptive/hedge_payoff.h"
+#include "hedge/health/give_up_point.h"
 #include "hedge/policy/batch_credits.h"
+#include "tests/fake_clock.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
@@ -202,6 +209,91 @@ TEST_F(EngineHedgeAccountingTest, BatchReadsSpendTheCreditTheyEarned) {
   // Alone, the reads earn into the balance, which holds 1 at most.
   EXPECT_EQ(hedged_of("/alone", /*batch=*/false), 1);
   EXPECT_EQ(Upstream(*engine_).timer_hedges, 3u + 1u);
+}
+
+// The give-up point learned from fast answers (give_up_min, 20 ms), on a
+// fake clock: a timer fires only once the test has moved the clock past
+// it and woken the loop, so what is due when is exact. The first attempt
+// of "/slow" answers "primary" 150 ms (real) after it arrives, any later
+// one "extra" at once: a read that launched a second attempt ends with it.
+class EngineGiveUpPointTest : public EngineFixture {
+ protected:
+  static constexpr absl::Duration kLearnedPoint = absl::Milliseconds(20);
+
+  // Starts the engine with `config` and the default give-up settings, and
+  // has it learn the point from fast answers.
+  void StartLearned(hedge::EngineConfig config) {
+    const Handler script =
+        Route({{"/slow", PerAttempt({Answer("primary", absl::Milliseconds(150)),
+                                     Answer("extra")})},
+               {"/", Always(Answer("fast"))}});
+    StartReplicas({script, script});
+    config.upstreams[0].give_up = hedge::GiveUpConfig{};  // the defaults
+    StartEngineWithUrls(config, ReplicaUrls(), clock_);
+    for (int i = 0; i < hedge::GiveUpPoint::kMinSamples; ++i) {
+      ASSERT_TRUE(Read("/fast").ok());
+    }
+    clock_.Advance(hedge::GiveUpPoint::kRefresh);
+    const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+    ASSERT_TRUE(upstream.give_up_learned);
+    ASSERT_EQ(upstream.give_up_after, kLearnedPoint);
+  }
+
+  // Submits `read` of "/slow"; once its primary has reached a replica,
+  // moves the clock by `elapsed` and wakes the loop, which fires what is
+  // due by then. The read's result.
+  absl::StatusOr<hedge::EngineResponse> ReadSlow(hedge::EngineRead read,
+                                                 absl::Duration elapsed) {
+    PendingRead& pending = NewPendingRead();
+    Submit(std::move(read), pending);
+    const absl::Time until = absl::Now() + absl::Seconds(10);
+    while (RequestsFor("/slow") == 0) {
+      if (absl::Now() >= until) {
+        return absl::DeadlineExceededError("the primary never arrived");
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    clock_.Advance(elapsed);
+    if (absl::Status woken = loop_->RunOnLoop([](event_base*) {});
+        !woken.ok()) {
+      return woken;
+    }
+    return pending.Wait();
+  }
+
+  // The read made one attempt, and nothing paid for a second.
+  void ExpectOneAttempt(const absl::StatusOr<hedge::EngineResponse>& response) {
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "primary");
+    EXPECT_EQ(response->trace.attempts, 1);
+    EXPECT_FALSE(response->trace.hedged);
+    EXPECT_EQ(RequestsFor("/slow"), 1);
+    const hedge::UpstreamSnapshot upstream = Upstream(*engine_);
+    EXPECT_EQ(upstream.give_up_fallbacks, 0u);
+    EXPECT_EQ(upstream.timer_hedges, 0u);
+    EXPECT_EQ(engine_->Snapshot().hedges, 0u);
+    ExpectIdle();
+  }
+
+  FakeClock clock_;  // outlives the engine, which TearDown destroys
+};
+
+// The caller turned speculation off: the primary, answering at 150 ms,
+// long past the give-up point, is the read's only attempt.
+TEST_F(EngineGiveUpPointTest, HedgeDisabledReadIsNeverGivenUpOn) {
+  ASSERT_NO_FATAL_FAILURE(StartLearned(DefaultConfig()));
+  hedge::EngineRead read = Get("/slow");
+  read.hedge_disabled = true;
+  ExpectOneAttempt(ReadSlow(std::move(read), absl::Milliseconds(150)));
+}
+
+// The hedge delay (50 ms) is longer than the learned point: a primary
+// answering at 30 ms gets no extra attempt at all.
+TEST_F(EngineGiveUpPointTest, GiveUpPointWaitsForTheHedgeDelay) {
+  hedge::EngineConfig config = DefaultConfig();
+  config.upstreams[0].hedge_delay = absl::Milliseconds(50);
+  ASSERT_NO_FATAL_FAILURE(StartLearned(config));
+  ExpectOneAttempt(ReadSlow(Get("/slow"), absl::Milliseconds(30)));
 }
 
 }  // namespace
