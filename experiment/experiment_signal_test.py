@@ -3,7 +3,9 @@
 Runs the real binary in the seed scenario in a process group of its own,
 waits until it has started a sidecar, signals it (or, as a terminal's
 Ctrl-C does, its whole group), and checks that it ended by that signal
-and that nothing it started outlived it.
+and that nothing it started outlived it. The same holds for a signal sent
+at any moment: from the first instant of start-up, while it waits for its
+programs to listen, and while a short run ends and it shuts down.
 """
 
 import os
@@ -77,6 +79,57 @@ class ExperimentSignalTest(unittest.TestCase):
             if experiment.poll() is None:
                 os.killpg(pgid, signal.SIGKILL)
                 experiment.wait()
+
+    def stop_after(self, delay_s, signum, whole_group, requests):
+        """Signals the experiment `delay_s` after it starts; returns its
+        exit status. It either ended by the signal or (a short run, the
+        signal after it) by itself with 0; either way none of its programs
+        outlives it, and it never aborts on its own."""
+        experiment = subprocess.Popen(
+            [EXPERIMENT, f"--requests={requests}"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True, start_new_session=True)
+        pgid = experiment.pid
+        try:
+            time.sleep(delay_s)
+            try:
+                if whole_group:
+                    os.killpg(pgid, signum)
+                else:
+                    experiment.send_signal(signum)
+            except ProcessLookupError:
+                pass  # already ended (and reaped by nobody yet: a zombie)
+            _, stderr = experiment.communicate(timeout=WAIT_S)
+            where = f"signal {signum} after {delay_s} s:\n{stderr}"
+            self.assertIn(experiment.returncode, (-signum, 0), where)
+            self.assertNotIn("terminate called", stderr, where)
+            self.assertEqual(live_in_group(pgid), [],
+                             f"programs it started outlived it; {where}")
+            return experiment.returncode
+        finally:
+            if experiment.poll() is None:
+                os.killpg(pgid, signal.SIGKILL)
+                experiment.wait()
+
+    def test_signal_at_many_points_of_start_up(self):
+        # From before its signal thread exists to well after its sidecar
+        # listens; each point once with Ctrl-C to the group and once with
+        # SIGTERM to the experiment alone. The run never ends by itself.
+        for delay_s in (0, 0.002, 0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3,
+                        0.45, 0.6, 0.8, 1.0, 1.5, 2.5):
+            for signum, whole_group in ((signal.SIGINT, True),
+                                        (signal.SIGTERM, False)):
+                with self.subTest(delay_s=delay_s, signum=signum):
+                    self.assertEqual(
+                        self.stop_after(delay_s, signum, whole_group,
+                                        requests=100000), -signum)
+
+    def test_signal_while_a_short_run_ends(self):
+        # The shortest run (three arms of 100 reads, about 3 s on a quiet
+        # host): the later signals land while it reports, stops its
+        # programs and exits, or after it has ended.
+        for delay_s in (0.8, 1.5, 2.0, 2.4, 2.7, 3.0, 3.4):
+            with self.subTest(delay_s=delay_s):
+                self.stop_after(delay_s, signal.SIGINT, True, requests=100)
 
     def test_sigterm(self):
         self.stop_with(signal.SIGTERM, whole_group=False)

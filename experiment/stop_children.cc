@@ -12,8 +12,6 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 
@@ -22,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "experiment/load/progress.h"
+#include "tests/process/child_process.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -67,9 +66,10 @@ void WaitForTheStopAtExit() {
 // in parentheses and may hold spaces and parentheses itself: the fields
 // after it start at the last ')'.
 pid_t ParentOf(const std::string& pid) {
-  std::ifstream file(absl::StrCat("/proc/", pid, "/stat"));
-  const std::string stat((std::istreambuf_iterator<char>(file)),
-                         std::istreambuf_iterator<char>());
+  // A process may exit between the directory listing and this read (which
+  // then fails with ESRCH): it is no child then.
+  const std::string stat =
+      testing::ReadWholeFile(absl::StrCat("/proc/", pid, "/stat"));
   const size_t end_of_name = stat.rfind(')');
   if (end_of_name == std::string::npos) return -1;
   // After ") ": state, then the parent's pid.

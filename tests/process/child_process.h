@@ -170,7 +170,10 @@ struct ChildResult {
 absl::StatusOr<ChildResult> RunToExit(
     ChildOptions options, absl::Duration timeout = absl::InfiniteDuration());
 
-// The whole text of `path` ("" if it cannot be read).
+// The whole text of `path`: "" if it cannot be opened, what was read
+// before the error if a read fails (as /proc/PID files do with ESRCH once
+// PID has exited). Plain read(2), so it never throws: reading a file of a
+// process that is gone is an expected outcome.
 std::string ReadWholeFile(const std::string& path);
 
 // Connects to 127.0.0.1:`port` until it accepts or `timeout` passes.
