@@ -17,13 +17,23 @@ bool WantsRoom(ReadEnd end) {
 }  // namespace
 
 ReadBatch::ReadBatch(ReadCore& core, v1::ReadManyRequest request,
-                     absl::Time call_deadline, ItemReady ready, Drained drained)
+                     absl::Time call_deadline, ItemReady ready, Drained drained,
+                     std::shared_ptr<ReadShare> share)
     : core_(core),
       request_(std::move(request)),
       call_deadline_(call_deadline),
       ready_(std::move(ready)),
       drained_(std::move(drained)),
-      items_(static_cast<size_t>(request_.reads_size())) {}
+      items_(static_cast<size_t>(request_.reads_size())),
+      share_(std::move(share)) {}
+
+ReadBatch::~ReadBatch() {
+  for (Item& item : items_) {
+    if (item.call == nullptr) continue;
+    item.call.reset();
+    if (share_ != nullptr) share_->Give();
+  }
+}
 
 void ReadBatch::Start() { StartMore(); }
 
@@ -41,6 +51,12 @@ void ReadBatch::StartMore() {
                         "the call's deadline passed before this read began")});
       continue;
     }
+    if (share_ != nullptr && !share_->TryTake()) {
+      // The connection's share is full: a place coming back (Sent, or the
+      // door's Resume) starts the rest.
+      share_->set_waiting();
+      break;
+    }
     auto call = std::make_unique<ReadCall>(core_);
     std::optional<ReadError> refused = call->Start(
         request_.reads(static_cast<int>(index)), call_deadline_,
@@ -49,6 +65,7 @@ void ReadBatch::StartMore() {
         },
         credits_);
     if (refused.has_value()) {
+      if (share_ != nullptr) share_->Give();
       if (WantsRoom(refused->end) && holding_ > 0) break;  // Sent retries
       ++next_;
       Ready(index, {.error = *std::move(refused)});
@@ -86,6 +103,7 @@ void ReadBatch::Sent(size_t index) {
   if (item.call != nullptr) {
     item.call.reset();  // finishes the read: its slot and bytes go back
     --holding_;
+    if (share_ != nullptr) share_->Give();
   }
   StartMore();
 }

@@ -15,6 +15,12 @@
 //     every read not yet started once the call's deadline has passed
 //     (DEADLINE_EXCEEDED).
 //
+// A batch given its connection's ReadShare (read_share.h) counts each read
+// it holds there too, as a Read call is counted: a read that finds the
+// share full waits, as for admission, for a place to come back (one of
+// the batch's own, or, the door's Resume, one of the connection's other
+// calls); it never fails for it.
+//
 // The batch's reads earn their hedge credit into the batch's own and
 // spend it first (hedge/policy/batch_credits.h): reads admitted together
 // are not held to the budget's burst.
@@ -58,6 +64,7 @@
 #include "hedge/policy/batch_credits.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 #include "server/read/read_call.h"
+#include "server/read/read_share.h"
 
 namespace tailgate::server {
 
@@ -66,16 +73,21 @@ class ReadBatch {
   using ItemReady = absl::AnyInvocable<void(size_t index, ReadOutcome outcome)>;
   using Drained = absl::AnyInvocable<void()>;
 
-  // `call_deadline` on the system clock (InfiniteFuture: none).
+  // `call_deadline` on the system clock (InfiniteFuture: none). `share`:
+  // the connection's, or null for none.
   ReadBatch(ReadCore& core, v1::ReadManyRequest request,
-            absl::Time call_deadline, ItemReady ready, Drained drained);
-  // Finishes every read still holding a slot. REQUIRES: none with the
-  // engine (done(), or `drained` has run).
-  ~ReadBatch() = default;
+            absl::Time call_deadline, ItemReady ready, Drained drained,
+            std::shared_ptr<ReadShare> share = nullptr);
+  // Finishes every read still holding a slot (and its place in the
+  // share). REQUIRES: none with the engine (done(), or `drained` has run).
+  ~ReadBatch();
   ReadBatch(const ReadBatch&) = delete;
   ReadBatch& operator=(const ReadBatch&) = delete;
 
   void Start();
+  // Starts what the window, admission and the share allow now (a place in
+  // the share may have come back).
+  void Resume() { StartMore(); }
   // Item `index` was sent (or dropped): its read is finished.
   void Sent(size_t index);
   void ClientGone();
@@ -108,6 +120,7 @@ class ReadBatch {
   ItemReady ready_;
   Drained drained_;
   std::vector<Item> items_;
+  const std::shared_ptr<ReadShare> share_;  // may be null
   const std::shared_ptr<hedge::BatchCredits> credits_ =
       std::make_shared<hedge::BatchCredits>();
   size_t next_ = 0;     // the next read to start

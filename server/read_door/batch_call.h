@@ -5,13 +5,20 @@
 //
 // What one costs, bounded whatever the client does:
 //   - its request (at most max_batch_message_bytes) until the batch is
-//     parsed, counted against max_request_bytes as a Read's is;
-//   - each read a ReadCall of its own: an admission slot and its answer's
-//     bytes against --max_buffered_bytes from its completion until its
-//     item has been taken by nghttp2, so the items waiting are bounded by
-//     --max_buffered_bytes, --max_requests and the batch's max_in_flight;
-//   - the item being sent must be taken within --send_timeout, or the
-//     stream is reset and the batch's reads cancelled.
+//     parsed, counted against max_request_bytes as a Read's is; then,
+//     until the call is freed (its reads drained), the batch's own state:
+//     the message's bytes and kBatchReadBytes for each read, charged to
+//     max_request_bytes and the connection's share of it before the batch
+//     starts (refused whole, RESOURCE_EXHAUSTED, if it does not fit);
+//   - each read a ReadCall of its own: an admission slot and a place in
+//     its connection's ReadShare (as a Read call's), and its answer's
+//     bytes against --max_buffered_bytes and the connection's answer share
+//     from its completion until its item has been taken by nghttp2 (an
+//     answer past the connection's share is dropped: its item fails
+//     RESOURCE_EXHAUSTED);
+//   - each item must be taken whole within --send_timeout of its queueing,
+//     however the client doles out its window, or the stream is reset and
+//     the batch's reads cancelled.
 //
 // Thread safety: door thread only, as the Call.
 
@@ -28,10 +35,19 @@
 
 namespace tailgate::server::read_door {
 
+// What a batch's state costs for each of its reads, besides its request
+// message: the read's slot in the batch, its parsed descriptor, its
+// ReadCall while it runs (measured at about 130 bytes a read for small
+// descriptors; rounded up).
+inline constexpr int64_t kBatchReadBytes = 256;
+
 struct BatchCall {
   struct Item {
     size_t index;
     FramedReadResponse message;
+    absl::Time queued;  // must be taken by queued + --send_timeout
+    // What it counts in its connection's answer_bytes.
+    int64_t counted_bytes = 0;
   };
 
   std::unique_ptr<ReadBatch> reads;  // set once the request has ended
@@ -39,9 +55,12 @@ struct BatchCall {
   // front_sent on.
   std::deque<Item> items;
   size_t front_sent = 0;
-  // When the item being sent must have been taken (--send_timeout);
-  // InfiniteFuture while nothing waits.
+  // When the item being sent must have been taken (its queueing plus
+  // --send_timeout); InfiniteFuture while nothing waits.
   absl::Time send_deadline = absl::InfiniteFuture();
+  // Charged to the door's request bytes from the start until the call is
+  // freed.
+  int64_t charged_bytes = 0;
   // Inside the data source: an item handed over there is not flushed.
   bool sending = false;
   // The stream has closed; the call waits for the batch to drain.

@@ -1,9 +1,13 @@
 // ReadMany at the read door, in-process (read_door_fixture.h): items in
 // completion order, a bad read failing only its item, the batch limit,
-// max_in_flight, and cancelling the call.
+// max_in_flight, and cancelling the call; a batch inside its connection's
+// limits (its reads in the connection's share, its items in the answer
+// share, its state in the request memory, each item's send deadline).
 
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -19,12 +23,49 @@
 #include "gtest/gtest.h"
 #include "proto/tailgate/v1/tailgate.grpc.pb.h"
 #include "server/read_door/read_door_fixture.h"
+#include "server/testing/raw_h2_frames.h"
 
 namespace tailgate::server::read_door {
 namespace {
 
+using ::tailgate::server::testing::AsyncRead;
+using ::tailgate::server::testing::ConnectToLoopback;
 using ::tailgate::server::testing::DoorHarness;
 using ::tailgate::server::testing::FakeLoopEngine;
+using ::tailgate::server::testing::Frame;
+using ::tailgate::server::testing::ReadCallHeaders;
+using ::tailgate::server::testing::ReadManyMessage;
+using ::tailgate::server::testing::ReadMessage;
+using ::tailgate::server::testing::SendAll;
+using ::tailgate::server::testing::WaitForFrame;
+using ::tailgate::server::testing::WaitForReset;
+
+// The client's preface and SETTINGS; with `window_shut`, every stream's
+// window is 0 (INITIAL_WINDOW_SIZE 0).
+std::string Opening(bool window_shut) {
+  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  const char window_zero[] = {0, 4, 0, 0, 0, 0};
+  out += Frame(testing::kSettings, 0, 0,
+               window_shut ? absl::string_view(window_zero, 6) : "");
+  return out;
+}
+
+// A ReadMany call for `paths` on `stream`, request ended.
+std::string ReadManyCall(uint32_t stream,
+                         const std::vector<std::string>& paths) {
+  return Frame(testing::kHeaders, testing::kEndHeaders, stream,
+               ReadCallHeaders("application/grpc", "ReadMany")) +
+         Frame(testing::kData, testing::kEndStream, stream,
+               ReadManyMessage(paths));
+}
+
+std::string WindowUpdate(uint32_t stream, uint32_t increment) {
+  std::string payload(4, '\0');
+  for (int i = 0; i < 4; ++i) {
+    payload[i] = static_cast<char>(increment >> (24 - 8 * i));
+  }
+  return Frame(testing::kWindowUpdate, 0, stream, payload);
+}
 
 // A ReadMany call run on a thread of its own: its items as they come, then
 // its status.
@@ -176,6 +217,148 @@ TEST_F(ReadDoorTest, StoppingWithAReadManyRunningCancelsItsReads) {
     EXPECT_EQ(item.code(), grpc::StatusCode::UNAVAILABLE);
   }
   EXPECT_EQ(gate_.in_flight(), 0);
+}
+
+// Two batches and a Read on one connection hold no more reads than the
+// connection's share: the first batch takes it, the second waits (never
+// failing for it), the Read is refused; another connection is served.
+TEST_F(ReadDoorTest, ReadManyReadsCountInTheConnectionsShare) {
+  ReadDoorOptions options;
+  options.max_reads_per_connection = 2;
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(
+      fd, Opening(/*window_shut=*/true) + ReadManyCall(1, {"/a1", "/a2", "/a3"}) +
+              ReadManyCall(3, {"/b1", "/b2"}) +
+              Frame(testing::kHeaders, testing::kEndHeaders, 5,
+                    ReadCallHeaders()) +
+              Frame(testing::kData, testing::kEndStream, 5,
+                    ReadMessage("/read"))));
+  EXPECT_EQ(Read(0).read.target, "/a1");
+  EXPECT_EQ(Read(1).read.target, "/a2");
+  EXPECT_TRUE(WaitForFrame(fd, testing::kHeaders, 5).has_value());  // refused
+  std::unique_ptr<AsyncRead> other = StartRead(*stub_, "/other");
+  const FakeLoopEngine::Submitted read = Read(2);
+  EXPECT_EQ(read.read.target, "/other");
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "ok")));
+  ASSERT_TRUE(other->Wait());
+  EXPECT_TRUE(other->status.ok()) << other->status.error_message();
+  EXPECT_EQ(engine_->submitted().size(), 3u);
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);  // the Read alone
+  close(fd);
+}
+
+// A batch that found its connection's share full starts once a place comes
+// back, from another call of the connection.
+TEST_F(ReadDoorTest, AReadManyWaitingForItsConnectionsShareStartsLater) {
+  ReadDoorOptions options;
+  options.max_reads_per_connection = 2;
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, Opening(/*window_shut=*/false) +
+                              ReadManyCall(1, {"/a1", "/a2"}) +
+                              ReadManyCall(3, {"/b1"})));
+  const uint64_t a1 = Read(0).id, a2 = Read(1).id;
+  std::unique_ptr<AsyncRead> other = StartRead(*stub_, "/other");
+  const FakeLoopEngine::Submitted read = Read(2);
+  EXPECT_EQ(read.read.target, "/other");  // /b1 waits
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "ok")));
+  ASSERT_TRUE(other->Wait());
+  ASSERT_TRUE(engine_->Answer(a1, DoorHarness::Response(200, "1")));
+  const FakeLoopEngine::Submitted b1 = Read(3);
+  EXPECT_EQ(b1.read.target, "/b1");
+  ASSERT_TRUE(engine_->Answer(a2, DoorHarness::Response(200, "2")));
+  ASSERT_TRUE(engine_->Answer(b1.id, DoorHarness::Response(200, "3")));
+  EXPECT_TRUE(WaitForFrame(fd, testing::kHeaders, 3).has_value());
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 0u);
+  close(fd);
+}
+
+// A client that takes none of its items holds at most its connection's
+// share of the answer bytes: an answer past it is dropped at once (its
+// bytes and slot back) and another connection's answer still fits.
+TEST_F(ReadDoorTest, ReadManyItemsCountInTheConnectionsAnswerShare) {
+  ReadDoorOptions options;
+  options.max_answer_bytes_per_connection = 3000;
+  Start(/*max_calls=*/64, /*max_bytes=*/5000, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(
+      fd, Opening(/*window_shut=*/true) + ReadManyCall(1, {"/a", "/b"})));
+  const uint64_t a = Read(0).id, b = Read(1).id;
+  ASSERT_TRUE(
+      engine_->Answer(a, DoorHarness::Response(200, std::string(2000, 'a'))));
+  ASSERT_TRUE(
+      engine_->Answer(b, DoorHarness::Response(200, std::string(2000, 'b'))));
+  std::unique_ptr<AsyncRead> other = StartRead(*stub_, "/other");
+  const FakeLoopEngine::Submitted read = Read(2);
+  ASSERT_TRUE(engine_->Answer(
+      read.id, DoorHarness::Response(200, std::string(2000, 'c'))));
+  ASSERT_TRUE(other->Wait());
+  EXPECT_TRUE(other->status.ok()) << other->status.error_message();
+  EXPECT_EQ(other->response.body().size(), 2000u);
+  EXPECT_EQ(rejections_.Snapshot().dropped_buffer_full, 1u);
+  close(fd);
+}
+
+// A batch's state is charged to the request memory before it starts: one
+// that does not fit is refused whole, counted once, no read submitted.
+TEST_F(ReadDoorTest, AReadManyWhoseStateDoesNotFitTheRequestMemoryIsRefused) {
+  ReadDoorOptions options;
+  options.max_request_bytes = 64 << 10;
+  options.max_message_bytes = 16 << 10;
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  std::vector<std::string> paths;
+  for (int i = 0; i < 300; ++i) paths.push_back(absl::StrCat("/", i));
+  AsyncReadMany too_big(*stub_, paths);
+  const grpc::Status status = too_big.Wait();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(absl::StrContains(status.error_message(),
+                                "--max_grpc_memory_bytes"))
+      << status.error_message();
+  EXPECT_TRUE(too_big.items().empty());
+  EXPECT_EQ(engine_->submitted().size(), 0u);
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);
+  paths.resize(50);  // 50 * kBatchReadBytes and its message fit
+  AsyncReadMany fits(*stub_, paths, /*max_in_flight=*/1);
+  EXPECT_EQ(Read(0).read.target, "/0");
+}
+
+// Each item must be taken within --send_timeout of its queueing: a client
+// that doles its window out a few bytes at a time, fast enough to take
+// each item in less than the timeout but not all of them, has the stream
+// reset.
+TEST_F(ReadDoorTest, AReadManyTrickledWindowDoesNotExtendTheSendDeadline) {
+  ReadDoorOptions options;
+  options.send_timeout = absl::Milliseconds(400);
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  const int fd = ConnectToLoopback(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, Opening(/*window_shut=*/true) +
+                              ReadManyCall(1, {"/1", "/2", "/3", "/4", "/5",
+                                               "/6", "/7", "/8"})));
+  for (size_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(engine_->Answer(Read(i).id,
+                                DoorHarness::Response(200, "0123456789")));
+  }
+  // About 30 bytes an item: 8 bytes every 50 ms takes one in about 200 ms
+  // (within the timeout), all eight in about 1.6 s (past it).
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop.load()) {
+      if (!SendAll(fd, WindowUpdate(1, 8))) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  const std::optional<uint32_t> reset = WaitForReset(fd, 1);
+  stop = true;
+  trickle.join();
+  ASSERT_TRUE(reset.has_value());
+  EXPECT_EQ(*reset, 0x8u);  // CANCEL
+  EXPECT_TRUE(WaitForNoCalls());
+  close(fd);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 namespace tailgate::server::read_door {
 
 void ReadDoor::Impl::StartBatch(Call* call) {
+  const auto message_bytes = static_cast<int64_t>(call->body.size());
   v1::ReadManyRequest request;
   if (!TakeRequest(call, request)) return;
   if (request.reads_size() > options_.max_batch_reads) {
@@ -47,6 +48,25 @@ void ReadDoor::Impl::StartBatch(Call* call) {
            MakeReadError(ReadEnd::kDraining, "server is draining").status);
     return;
   }
+  // The batch's state, for as long as the call lives (its reads drained),
+  // counts against the request memory as a request being received does:
+  // a batch that does not fit is refused whole, and counted once.
+  const int64_t charge =
+      message_bytes + kBatchReadBytes * int64_t{request.reads_size()};
+  if (!RequestBytesFit(*call->connection, charge)) {
+    core_.CountRejection(RejectReason::kTooManyCalls);
+    Answer(call,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "a ReadMany of ", request.reads_size(), " reads holds ",
+               charge, " bytes until its reads are over; the sidecar holds "
+               "as many request bytes as it may, in all "
+               "(--max_grpc_memory_bytes ",
+               options_.max_request_bytes, ") or for this connection (",
+               connection_request_share_, "); try again")));
+    return;
+  }
+  CountRequestBytes(call, charge);
+  call->batch->charged_bytes = charge;
   // A batch runs at most as many reads at once as one connection may.
   const int64_t per_connection = options_.max_reads_per_connection;
   if (per_connection > 0 && (request.max_in_flight() == 0 ||
@@ -67,7 +87,8 @@ void ReadDoor::Impl::StartBatch(Call* call) {
       [this, call] {
         door_thread_.AssertOnOwner();
         FreeLater(call);
-      });
+      },
+      call->connection->reads);
   batches_.insert(call);
   nghttp2_data_provider items;
   items.source.ptr = call;
@@ -87,22 +108,46 @@ void ReadDoor::Impl::StartBatch(Call* call) {
 void ReadDoor::Impl::OnBatchItem(Call* call, size_t index,
                                  ReadOutcome outcome) {
   BatchCall& batch = *call->batch;
+  Connection* connection = call->connection;
   const auto wire_index = static_cast<uint32_t>(index);
   FramedReadResponse message =
       outcome.answer.has_value()
           ? FrameReadManyItem(wire_index, *std::move(outcome.answer))
           : FrameReadManyFailure(wire_index, outcome.error.status);
-  if (batch.items.empty()) {
-    batch.send_deadline = absl::Now() + options_.send_timeout;
-    ArmSendTimer(call->connection);
+  // An item counts in its connection's answer share, as a Read's answer
+  // does; one past the share is dropped (its read finished at once) and
+  // its item says so.
+  auto bytes = static_cast<int64_t>(message.size());
+  if (outcome.answer.has_value() &&
+      options_.max_answer_bytes_per_connection > 0 &&
+      connection->answer_bytes + bytes >
+          options_.max_answer_bytes_per_connection) {
+    batch.reads->Sent(index);
+    core_.CountDropped(DropReason::kBufferFull);
+    message = FrameReadManyFailure(
+        wire_index,
+        MakeReadError(
+            ReadEnd::kBufferFull,
+            absl::StrCat("answers waiting for this connection's client are "
+                         "at its share of --max_buffered_bytes (",
+                         options_.max_answer_bytes_per_connection, ")"))
+            .status);
+    bytes = static_cast<int64_t>(message.size());
   }
-  batch.items.push_back({index, std::move(message)});
+  connection->answer_bytes += bytes;
+  call->counted_answer_bytes += bytes;
+  const absl::Time now = absl::Now();
+  if (batch.items.empty()) {
+    batch.send_deadline = now + options_.send_timeout;
+    ArmSendTimer(connection);
+  }
+  batch.items.push_back({index, std::move(message), now, bytes});
   if (stopping_) ScheduleFree();  // a teardown may be waiting for it
   if (batch.sending) return;      // nghttp2 is taking items now, or will be
-  nghttp2_session_resume_data(call->connection->wire.session, call->stream_id);
+  nghttp2_session_resume_data(connection->wire.session, call->stream_id);
   // Written on the loop's next turn, with every other item that completes
   // in this one: one write for many items, not one each.
-  to_flush_.insert(call->connection);
+  to_flush_.insert(connection);
   ScheduleFree();
 }
 
@@ -126,13 +171,18 @@ ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
     batch.front_sent += n;
     if (batch.front_sent < item.message.size()) break;
     // Taken whole: the read is finished (its slot and bytes go back) and
-    // the next may start.
+    // the next may start. The next item's deadline counts from its own
+    // queueing: a window doled out a few bytes at a time does not extend
+    // it.
     const size_t index = item.index;
+    connection->answer_bytes -= item.counted_bytes;
+    call->counted_answer_bytes -= item.counted_bytes;
     batch.items.pop_front();
     batch.front_sent = 0;
-    batch.send_deadline = batch.items.empty()
-                              ? absl::InfiniteFuture()
-                              : absl::Now() + self->options_.send_timeout;
+    batch.send_deadline =
+        batch.items.empty()
+            ? absl::InfiniteFuture()
+            : batch.items.front().queued + self->options_.send_timeout;
     batch.reads->Sent(index);
   }
   batch.sending = false;
@@ -147,10 +197,17 @@ ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
 
 void ReadDoor::Impl::DetachBatch(Call* call) {
   BatchCall& batch = *call->batch;
-  // Framed items go; their reads are finished by ClientGone.
+  // Framed items go (Detach took their bytes from the connection's answer
+  // share); their reads are finished by ClientGone.
   batch.items.clear();
+  call->counted_answer_bytes = 0;
   batch.send_deadline = absl::InfiniteFuture();
   batch.reads->ClientGone();  // `drained` queues the call to be freed
+}
+
+void ReadDoor::Impl::ResumeBatchesLater(Connection* connection) {
+  to_resume_.insert(connection);
+  ScheduleFree();
 }
 
 void ReadDoor::Impl::FreeLater(Call* call) {
@@ -168,6 +225,27 @@ void ReadDoor::Impl::ScheduleFree() {
 void ReadDoor::Impl::OnFreeLater(evutil_socket_t, short, void* arg) noexcept {
   auto* self = static_cast<Impl*>(arg);
   self->door_thread_.AssertOnOwner();
+  // Batches waiting for a place in their connection's share start more
+  // (their items are flushed below).
+  std::vector<Connection*> to_resume(self->to_resume_.begin(),
+                                     self->to_resume_.end());
+  self->to_resume_.clear();
+  for (Connection* connection : to_resume) {
+    if (!self->connections_.contains(connection)) continue;
+    std::vector<Call*> batches;
+    for (Call* call : connection->calls) {
+      if (call->batch != nullptr && call->batch->reads != nullptr) {
+        batches.push_back(call);
+      }
+    }
+    for (Call* call : batches) {
+      call->batch->sending = true;  // items queued inside are flushed below
+      call->batch->reads->Resume();
+      call->batch->sending = false;
+      nghttp2_session_resume_data(connection->wire.session, call->stream_id);
+      self->to_flush_.insert(connection);
+    }
+  }
   std::vector<Connection*> to_flush(self->to_flush_.begin(),
                                     self->to_flush_.end());
   self->to_flush_.clear();

@@ -76,14 +76,14 @@ void ReadDoor::Impl::Start(Call* call) {
   v1::ReadRequest request;
   if (!TakeRequest(call, request)) return;
   Connection* connection = call->connection;
-  if (options_.max_reads_per_connection > 0 &&
-      connection->reads >= options_.max_reads_per_connection) {
+  if (!connection->reads->TryTake()) {
     core_.CountRejection(RejectReason::kTooManyCalls);
-    Answer(call, absl::ResourceExhaustedError(
-                     absl::StrCat("this connection has ", connection->reads,
-                                  " reads in flight or unsent; at most ",
-                                  options_.max_reads_per_connection,
-                                  " per connection (7/8 of --max_requests)")));
+    Answer(call, absl::ResourceExhaustedError(absl::StrCat(
+                     "this connection has ", connection->reads->held(),
+                     " reads in flight or unsent (ReadMany's included); at "
+                     "most ",
+                     options_.max_reads_per_connection,
+                     " per connection (7/8 of --max_requests)")));
     return;
   }
   const absl::Time call_deadline = call->timeout.has_value()
@@ -100,12 +100,12 @@ void ReadDoor::Impl::Start(Call* call) {
         if (stopping_) MaybeFinishTeardown();
       });
   if (refused.has_value()) {
+    connection->reads->Give();
     Answer(call, refused->status);
     return;
   }
   call->state = Call::State::kReading;
   ++outstanding_;
-  ++connection->reads;
   call->counts_read = true;
 }
 
@@ -237,8 +237,9 @@ void ReadDoor::Impl::Detach(Call* call) {
     // Its share of the connection's request bytes goes back now; the
     // door's, when the call is freed.
     connection->request_bytes -=
-        kCallBytes + static_cast<int64_t>(call->body.size());
-    if (call->counts_read) --connection->reads;
+        kCallBytes + static_cast<int64_t>(call->body.size()) +
+        (call->batch != nullptr ? call->batch->charged_bytes : 0);
+    if (call->counts_read) connection->reads->Give();
     connection->answer_bytes -= call->counted_answer_bytes;
     if (call->state == Call::State::kReady) {
       std::vector<Call*>& ready = connection->ready;
@@ -262,6 +263,9 @@ void ReadDoor::Impl::Free(Call* call) {
   ReleaseBody(call);
   if (call->service != nullptr) ReleaseServiceCall(call);
   CountRequestBytes(call, -kCallBytes);
+  if (call->batch != nullptr) {
+    CountRequestBytes(call, -call->batch->charged_bytes);
+  }
   delete call;  // finishes its read: the slot and the answer's bytes
 }
 

@@ -61,6 +61,12 @@ void ReadDoor::Impl::OnAccept(evconnlistener*, evutil_socket_t fd,
   }
   auto connection = std::make_unique<Connection>(Connection{self});
   Connection* c = connection.get();
+  c->reads =
+      std::make_shared<ReadShare>(self->options_.max_reads_per_connection);
+  c->reads->set_room([self, c] {
+    self->door_thread_.AssertOnOwner();
+    self->ResumeBatchesLater(c);
+  });
   Wire& wire = c->wire;
   wire.fd = fd;
   wire.readable =
@@ -257,6 +263,8 @@ void ReadDoor::Impl::Close(Connection* connection) {
   // others go now.
   MarkBusy(connection);  // leaves the idle list
   to_flush_.erase(connection);
+  to_resume_.erase(connection);
+  connection->reads->set_room(nullptr);  // its batches may outlive it
   std::vector<Call*> calls(connection->calls.begin(), connection->calls.end());
   connection->calls.clear();
   for (Call* call : calls) Detach(call);

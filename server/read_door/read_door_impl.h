@@ -57,6 +57,7 @@
 #include "server/net/listen_address.h"
 #include "server/net/loop_guest.h"
 #include "server/read/read_call.h"
+#include "server/read/read_share.h"
 #include "server/read_door/batch_call.h"
 #include "server/read_door/frame_budget.h"
 #include "server/read_door/read_door.h"
@@ -126,10 +127,11 @@ class ReadDoor::Impl {
     // The request bytes its open calls hold (as request_bytes_ counts
     // them), at most connection_request_share_.
     int64_t request_bytes = 0;
-    // Its Read calls admitted and not finished, and the bytes of their
-    // answers not yet sent (max_reads_per_connection,
-    // max_answer_bytes_per_connection).
-    int64_t reads = 0;
+    // The reads its calls hold, its Read calls' and its batches' alike
+    // (max_reads_per_connection; shared with its batches, which may drain
+    // after it has closed), and the bytes of its answers and ReadMany
+    // items not yet sent (max_answer_bytes_per_connection).
+    std::shared_ptr<ReadShare> reads;
     int64_t answer_bytes = 0;
     // The header block being decoded: its stream and its fields' bytes so
     // far (OnHeader), whether or not the stream has a call.
@@ -172,7 +174,8 @@ class ReadDoor::Impl {
     // The read, from admission to delivery; finished when the call is
     // freed.
     ReadCall read;
-    // What it counts in its connection's reads and answer_bytes.
+    // What it counts in its connection's reads and answer_bytes (for a
+    // ReadMany call, the items queued).
     bool counts_read = false;
     int64_t counted_answer_bytes = 0;
     // The framed answer message, sent from answer_sent on, then trailers.
@@ -328,6 +331,10 @@ class ReadDoor::Impl {
   void ScheduleFree() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   static void OnFreeLater(evutil_socket_t, short, void* arg) noexcept;
   void FreeQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // A place in the connection's ReadShare came back while a batch of it
+  // waited: its batches start more on the loop's next turn.
+  void ResumeBatchesLater(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Whether any batch has reads the engine has not completed.
   bool BatchReadsRunning() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
@@ -421,6 +428,9 @@ class ReadDoor::Impl {
   // next turn of the loop (free_later_).
   std::vector<Call*> to_free_ ABSL_GUARDED_BY(door_thread_);
   absl::flat_hash_set<Connection*> to_flush_ ABSL_GUARDED_BY(door_thread_);
+  // Connections whose batches wait for a place in their ReadShare that has
+  // come back: resumed on the next turn (free_later_).
+  absl::flat_hash_set<Connection*> to_resume_ ABSL_GUARDED_BY(door_thread_);
   event* free_later_ ABSL_GUARDED_BY(door_thread_) = nullptr;
   bool teardown_finished_ ABSL_GUARDED_BY(door_thread_) = false;
 

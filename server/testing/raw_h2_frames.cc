@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "absl/strings/str_cat.h"
 #include "proto/tailgate/v1/tailgate.pb.h"
 
 namespace tailgate::server::testing {
@@ -53,27 +54,44 @@ std::string Preface() {
          Frame(kSettings, 0, 0, "");
 }
 
-std::string ReadCallHeaders(absl::string_view content_type) {
+std::string ReadCallHeaders(absl::string_view content_type,
+                            absl::string_view method) {
   std::string block;
   AppendField(block, ":method", "POST");
   AppendField(block, ":scheme", "http");
-  AppendField(block, ":path", "/tailgate.v1.HedgedRead/Read");
+  AppendField(block, ":path", absl::StrCat("/tailgate.v1.HedgedRead/", method));
   AppendField(block, ":authority", "door");
   AppendField(block, "content-type", content_type);
   AppendField(block, "te", "trailers");
   return block;
 }
 
-std::string ReadMessage(const std::string& path) {
-  v1::ReadRequest request;
-  request.set_path(path);
-  const std::string message = request.SerializeAsString();
+namespace {
+
+// `message` with its gRPC prefix (not compressed, its length).
+std::string GrpcMessage(const std::string& message) {
   std::string data(5, '\0');
   const uint32_t length = static_cast<uint32_t>(message.size());
   for (int i = 0; i < 4; ++i) {
     data[1 + i] = static_cast<char>(length >> (24 - 8 * i));
   }
   return data + message;
+}
+
+}  // namespace
+
+std::string ReadMessage(const std::string& path) {
+  v1::ReadRequest request;
+  request.set_path(path);
+  return GrpcMessage(request.SerializeAsString());
+}
+
+std::string ReadManyMessage(const std::vector<std::string>& paths,
+                            uint32_t max_in_flight) {
+  v1::ReadManyRequest request;
+  for (const std::string& path : paths) request.add_reads()->set_path(path);
+  request.set_max_in_flight(max_in_flight);
+  return GrpcMessage(request.SerializeAsString());
 }
 
 std::string ReadCallWithWindowShut(const std::string& path,

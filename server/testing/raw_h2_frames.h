@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -27,7 +28,7 @@ namespace tailgate::server::testing {
 // Frame types and flags (RFC 9113, section 6).
 inline constexpr uint8_t kData = 0x0, kHeaders = 0x1, kPriority = 0x2,
                          kRstStream = 0x3, kSettings = 0x4, kPing = 0x6,
-                         kGoAway = 0x7;
+                         kGoAway = 0x7, kWindowUpdate = 0x8;
 inline constexpr uint8_t kEndStream = 0x1, kEndHeaders = 0x4;
 
 // How long the readers below wait for the door.
@@ -45,13 +46,18 @@ void AppendField(std::string& block, absl::string_view name,
 // The client's connection preface and an empty SETTINGS frame.
 std::string Preface();
 
-// The header block of a HedgedRead.Read call.
+// The header block of a HedgedRead.Read call (of `method`).
 std::string ReadCallHeaders(
-    absl::string_view content_type = "application/grpc");
+    absl::string_view content_type = "application/grpc",
+    absl::string_view method = "Read");
 
 // A ReadRequest for `path` as one gRPC message (its prefix included): the
 // payload of a DATA frame.
 std::string ReadMessage(const std::string& path);
+
+// A ReadManyRequest for `paths` as one gRPC message (its prefix included).
+std::string ReadManyMessage(const std::vector<std::string>& paths,
+                            uint32_t max_in_flight = 0);
 
 // The frames of a Read call for `path` on stream 1, after the preface and
 // a SETTINGS frame that shuts every stream's window (initial window 0).
