@@ -29,6 +29,15 @@ def stat_fields(pid):
     return stat[stat.rindex(")") + 2:].split()
 
 
+def executed(pid):
+    """Whether `pid` runs the experiment's binary (its exec is done)."""
+    try:
+        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(
+            EXPERIMENT)
+    except OSError:
+        return False
+
+
 def children_of(pid):
     """Pids whose parent is `pid`."""
     found = []
@@ -90,6 +99,14 @@ class ExperimentSignalTest(unittest.TestCase):
             stderr=subprocess.PIPE, text=True, start_new_session=True)
         pgid = experiment.pid
         try:
+            # From its exec: a signal that reaches the forked child before
+            # it runs the experiment is taken by this interpreter's handler
+            # there, not the experiment's.
+            deadline = time.monotonic() + WAIT_S
+            while not executed(experiment.pid):
+                self.assertLess(time.monotonic(), deadline,
+                                "the experiment never started")
+                time.sleep(0.001)
             time.sleep(delay_s)
             try:
                 if whole_group:
