@@ -55,17 +55,20 @@
 //    is asked for then, as above (once only). A hedge skipped at the timer
 //    leaves the decision open: if the primary then fails, the fallback is tried
 //    with the budget and capacity of that moment.
-//  - The first kSuccess (complete, status < 500) wins; any other attempt in
-//    flight is cancelled before the read finishes. A loser that had run
-//    past give_up_after lost by hanging: it counts as a failure of its
-//    replica (kCancel with `failed`). A read whose timer hedge
-//    was launched tells its tenant's payoff gate whether the hedge won; so does
-//    one whose deadline came first (a loss). A caller's cancel, both
+//  - The first kSuccess (complete, status < 500 and not 429) wins; any
+//    other attempt in flight is cancelled before the read finishes. A
+//    loser that had run past give_up_after lost by hanging: it counts as
+//    a failure of its replica (kCancel with `failed`). A read whose timer
+//    hedge was launched tells its tenant's payoff gate whether the hedge
+//    won; so does one whose deadline came first (a loss). A caller's cancel, both
 //    attempts failing, and a primary that won before the hedge had run
 //    half the hedge delay (a read barely late, no evidence either way)
 //    tell it nothing.
+//  - A kServerError (5xx, or an overload answer: 429, 503) is a failed
+//    attempt like a transport error: it falls back as above.
 //  - When no attempt is left in flight and none succeeded: the most recent
-//    kServerError is forwarded (finish with that attempt); else kTooLarge if
+//    kServerError is forwarded as it is (finish with that attempt: its
+//    status, headers such as Retry-After, and body); else kTooLarge if
 //    an attempt was over the size limit; else kUpstreamFailure.
 //  - Deadline and caller cancel cancel every attempt in flight and finish
 //    with kDeadlineExceeded / kCancelled.
@@ -105,10 +108,25 @@ namespace tailgate::hedge {
 enum class AttemptKind { kPrimary, kHedge, kFallback };
 const char* AttemptKindName(AttemptKind kind);  // "primary", "hedge", ...
 
+// An overload answer: 429 Too Many Requests or 503 Service Unavailable,
+// the replica's own word that it cannot serve the request now.
+inline bool IsOverloadAnswer(int status) {
+  return status == 429 || status == 503;
+}
+
+// A complete answer that is a failure of its replica: status >= 500, or
+// an overload answer (429 included). Such an answer is quick, not good:
+// it neither wins a read nor makes its replica look cheap.
+inline bool IsFailureAnswer(int status) {
+  return status >= 500 || IsOverloadAnswer(status);
+}
+
 // How an attempt ended, as the transport saw it.
 enum class AttemptOutcome {
-  kSuccess,         // complete response, status < 500
-  kServerError,     // complete response, status >= 500
+  kSuccess,         // complete response, not a failure answer (below 500,
+                    // not 429)
+  kServerError,     // complete response that is a failure answer (>= 500,
+                    // or 429: IsFailureAnswer)
   kTransportError,  // connect/reset/timeout/malformed response
   kTooLarge,        // body over max_response_bytes (by header or stream)
 };

@@ -3,9 +3,9 @@
 //
 //   give-up point = clamp(factor * p99 of recent answers, min, max)
 //
-// "Recent answers" are the complete answers with status < 500 of every
-// attempt of the upstream (primaries, hedges and fallbacks alike) over the
-// last kWindow, each timed from its own start. Until the window holds
+// "Recent answers" are the complete good answers (status < 500, not 429)
+// of every attempt of the upstream (primaries, hedges and fallbacks alike)
+// over the last kWindow, each timed from its own start. Until the window holds
 // kMinSamples answers the point is the caller's prior, clamped to
 // [min, max]: the engine passes kPriorHedgeDelays times the upstream's
 // hedge delay, the operator's own statement of how long an answer may

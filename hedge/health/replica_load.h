@@ -66,7 +66,7 @@ class ReplicaLoad {
     kAnswered,  // a complete answer: its latency is a sample
     kCutShort,  // cancelled after running (lost its race, given up, timed
                 // out): how long it ran, a lower bound, is a sample
-    kFailed,    // failed (5xx, transport): raises the estimate to how long
+    kFailed,    // failed (5xx, 429, transport): raises the estimate to how long
                 // it ran, and to at least kFailurePenalty; never lowers it
                 // (a refusal is quick, not cheap: a replica that fails
                 // fast must not draw the reads of least-cost choice)

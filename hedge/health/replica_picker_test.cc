@@ -566,5 +566,56 @@ TEST(ReplicaPickerTest, CancelIsNeutral) {
   EXPECT_EQ(snapshot.generation, 0u);
 }
 
+// Sequential reads, one every 5 ms, on two replicas: replica 0 refuses at
+// once (an overload answer, 429 or 503, in 0.2 ms), replica 1 answers in
+// 3 ms. Each read's primary ends as the transport ends it, with
+// `refusal` for replica 0's. No ejection (share 0): the load alone
+// decides. Returns the primaries each replica got.
+std::vector<int> FastRefusalShares(ReplicaLoad::Ending refusal, int reads) {
+  Replicas replicas(2, /*max_ejected_share=*/0);
+  std::vector<int> counts(2);
+  for (int i = 0; i < reads; ++i) {
+    const absl::Time now = At(i * 5);
+    std::optional<ReplicaPick> pick = replicas.picker().PickPrimary(now);
+    if (!pick.has_value()) {
+      ADD_FAILURE() << "no primary at read " << i;
+      break;
+    }
+    ++counts[pick->replica];
+    ReplicaLoad& load = replicas.load(pick->replica);
+    load.Begin(now);
+    if (pick->replica == 0) {
+      const absl::Time end = now + absl::Microseconds(200);
+      load.End(now, end, refusal);
+      if (refusal == ReplicaLoad::Ending::kFailed) {
+        replicas.picker().OnFailure(0, pick->ticket, end);
+      } else {
+        replicas.picker().OnSuccess(0, pick->ticket, end);
+      }
+    } else {
+      const absl::Time end = now + absl::Milliseconds(3);
+      load.End(now, end, ReplicaLoad::Ending::kAnswered);
+      replicas.picker().OnSuccess(1, pick->ticket, end);
+    }
+  }
+  return counts;
+}
+
+TEST(ReplicaPickerTest, FastOverloadAnswersNeverAttractPrimaries) {
+  constexpr int kReads = 2000;  // 10 s of simulated time
+  // Counted as failures (as the transport counts 429 and 503): the
+  // refusing replica is expensive, tried again only as its estimate
+  // decays (every few hundred ms), and gets a few percent of the reads.
+  const std::vector<int> failed =
+      FastRefusalShares(ReplicaLoad::Ending::kFailed, kReads);
+  EXPECT_LT(failed[0], failed[1]);
+  EXPECT_LE(failed[0], kReads / 20) << failed[0];
+  // Counted as answers, the same refusals would look cheap and draw the
+  // reads: what counting them as failures prevents.
+  const std::vector<int> answered =
+      FastRefusalShares(ReplicaLoad::Ending::kAnswered, kReads);
+  EXPECT_GT(answered[0], answered[1]);
+}
+
 }  // namespace
 }  // namespace tailgate::hedge

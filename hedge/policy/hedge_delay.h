@@ -27,7 +27,7 @@ class HedgeDelayPolicy {
 
   // How a primary attempt ended.
   enum class PrimaryEnd {
-    kAnswered,  // complete, status < 500: its latency is `elapsed`
+    kAnswered,  // complete, status < 500, not 429: its latency is `elapsed`
     // Cut short (its read was won by the hedge, cancelled or out of time)
     // or failed: an answer would have taken more than `elapsed`.
     kCensored,

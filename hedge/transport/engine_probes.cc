@@ -4,8 +4,9 @@
 // probe_path, the loop sends one as soon as it is due (BeforeWait); without
 // one, the next read of the upstream is copied to it, sent beside the
 // read's own attempt, which never waits for it. A probe passes when it
-// answers completely with status < 500 before the upstream's give-up
-// point; anything else, or running past that point, fails it. Its answer
+// answers completely with status < 500 (and not 429) before the
+// upstream's give-up point; anything else, or running past that point,
+// fails it. Its answer
 // is discarded. A probe takes an attempt permit (max_attempts) like any
 // attempt, and none is sent while none is free.
 

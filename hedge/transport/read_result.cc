@@ -14,9 +14,10 @@ EngineResponse TakeResponse(Read& read, int winner, absl::Time now) {
   ReadTrace& trace = response.trace;
   trace.attempts = read.decision.attempts_launched();
   trace.hedged = trace.attempts > 1;
-  // A win is an extra attempt's good answer, not a forwarded 5xx.
+  // A win is an extra attempt's good answer, not a forwarded failure
+  // answer (5xx, 429).
   trace.hedge_won = read.decision.kind(winner) != AttemptKind::kPrimary &&
-                    response.status < 500;
+                    !IsFailureAnswer(response.status);
   trace.replica =
       hygiene::ReplicaLabel(read.upstream.replica(read.replica(winner)));
   trace.latency = now - read.admitted;

@@ -18,7 +18,7 @@ namespace tailgate::hedge::transport {
 
 // The response of `read`'s attempt `winner`, taken out of its slot, with
 // hop-by-hop headers removed and the read's trace as of `now`. The trace's
-// hedge_won is set only for an extra attempt's answer with status < 500.
+// hedge_won is set only for an extra attempt's good answer (kSuccess).
 EngineResponse TakeResponse(Read& read, int winner, absl::Time now);
 
 // What the caller is told when a read ends with `error`. Messages name the

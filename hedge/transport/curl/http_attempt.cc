@@ -149,8 +149,8 @@ AttemptOutcome HttpAttempt::Classify(CURLcode code) const {
   if (header_overflow_) return AttemptOutcome::kTransportError;
   switch (code) {
     case CURLE_OK:
-      return status() >= 500 ? AttemptOutcome::kServerError
-                             : AttemptOutcome::kSuccess;
+      return IsFailureAnswer(status()) ? AttemptOutcome::kServerError
+                                       : AttemptOutcome::kSuccess;
     case CURLE_FILESIZE_EXCEEDED:
       return AttemptOutcome::kTooLarge;
     default:
