@@ -60,10 +60,10 @@
 //    loser that had run past give_up_after lost by hanging: it counts as
 //    a failure of its replica (kCancel with `failed`). A read whose timer
 //    hedge was launched tells its tenant's payoff gate whether the hedge
-//    won; so does one whose deadline came first (a loss). A caller's cancel, both
-//    attempts failing, and a primary that won before the hedge had run
-//    half the hedge delay (a read barely late, no evidence either way)
-//    tell it nothing.
+//    won; so does one whose deadline came first (a loss). A caller's
+//    cancel, both attempts failing, and a primary that won before the
+//    hedge had run half the hedge delay (a read barely late, no evidence
+//    either way) tell it nothing.
 //  - A kServerError (5xx, or an overload answer: 429, 503) is a failed
 //    attempt like a transport error: it falls back as above.
 //  - When no attempt is left in flight and none succeeded: the most recent
