@@ -7,7 +7,8 @@
 //   - its request (at most max_batch_message_bytes) until the batch is
 //     parsed, counted against max_request_bytes as a Read's is; then,
 //     until the call is freed (its reads drained), the batch's own state:
-//     the message's bytes and kBatchReadBytes for each read, charged to
+//     the parsed request's memory (SpaceUsedLong) and kBatchReadBytes for
+//     each read, charged to
 //     max_request_bytes and the connection's share of it before the batch
 //     starts (refused whole, RESOURCE_EXHAUSTED, if it does not fit);
 //   - each read a ReadCall of its own: an admission slot and a place in
@@ -35,11 +36,11 @@
 
 namespace tailgate::server::read_door {
 
-// What a batch's state costs for each of its reads, besides its request
-// message: the read's slot in the batch, its parsed descriptor, its
-// ReadCall while it runs (measured at about 130 bytes a read for small
-// descriptors; rounded up).
-inline constexpr int64_t kBatchReadBytes = 256;
+// What a batch's state costs for each of its reads besides its parsed
+// descriptor: the read's slot in the batch (16 bytes) and its share of
+// the batch's bookkeeping, rounded up. A read's ReadCall, while it runs,
+// is bounded by --max_requests, not by the batch.
+inline constexpr int64_t kBatchReadBytes = 64;
 
 struct BatchCall {
   struct Item {

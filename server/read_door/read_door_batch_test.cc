@@ -326,6 +326,45 @@ TEST_F(ReadDoorTest, AReadManyWhoseStateDoesNotFitTheRequestMemoryIsRefused) {
   EXPECT_EQ(Read(0).read.target, "/0");
 }
 
+// A cancelled batch gives its request memory back once its reads are
+// drained: a batch that did not fit beside it fits then.
+TEST_F(ReadDoorTest, ACancelledReadManyGivesItsRequestMemoryBack) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 40; ++i) paths.push_back(absl::StrCat("/", i));
+  v1::ReadManyRequest probe;
+  for (const std::string& path : paths) probe.add_reads()->set_path(path);
+  // What the door charges for it (batch_call.h: the parsed request and
+  // kBatchReadBytes, 64, a read), and what a call is counted besides
+  // (read_door_impl.h: kCallBytes, 1 KiB).
+  const int64_t charge =
+      static_cast<int64_t>(probe.SpaceUsedLong()) + 64 * probe.reads_size();
+  constexpr int64_t kCall = 1024;
+  ReadDoorOptions options;
+  options.max_message_bytes = 4096;
+  // A connection's share (an eighth) holds one batch and a call or two,
+  // not two batches.
+  options.max_request_bytes = 8 * (charge + 3 * kCall);
+  Start(/*max_calls=*/64, /*max_bytes=*/1 << 20, options);
+  auto first = std::make_unique<AsyncReadMany>(*stub_, paths,
+                                               /*max_in_flight=*/1);
+  const uint64_t read = Read(0).id;
+  AsyncReadMany refused(*stub_, paths, /*max_in_flight=*/1);
+  EXPECT_EQ(refused.Wait().error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  first->Cancel();
+  EXPECT_EQ(first->Wait().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(engine_->WaitForCancelled(read, kWait));
+  // The call is freed on the loop's turn after its reads are drained:
+  // asked again until it fits, within kWait.
+  const absl::Time give_up = absl::Now() + kWait;
+  bool started = false;
+  while (!started && absl::Now() < give_up) {
+    AsyncReadMany again(*stub_, paths, /*max_in_flight=*/1);
+    started = engine_->WaitForRead(1, absl::Milliseconds(200)).has_value();
+  }
+  EXPECT_TRUE(started);
+}
+
 // Each item must be taken within --send_timeout of its queueing: a client
 // that doles its window out a few bytes at a time, fast enough to take
 // each item in less than the timeout but not all of them, has the stream

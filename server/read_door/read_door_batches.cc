@@ -31,7 +31,6 @@
 namespace tailgate::server::read_door {
 
 void ReadDoor::Impl::StartBatch(Call* call) {
-  const auto message_bytes = static_cast<int64_t>(call->body.size());
   v1::ReadManyRequest request;
   if (!TakeRequest(call, request)) return;
   if (request.reads_size() > options_.max_batch_reads) {
@@ -51,8 +50,8 @@ void ReadDoor::Impl::StartBatch(Call* call) {
   // The batch's state, for as long as the call lives (its reads drained),
   // counts against the request memory as a request being received does:
   // a batch that does not fit is refused whole, and counted once.
-  const int64_t charge =
-      message_bytes + kBatchReadBytes * int64_t{request.reads_size()};
+  const int64_t charge = static_cast<int64_t>(request.SpaceUsedLong()) +
+                         kBatchReadBytes * int64_t{request.reads_size()};
   if (!RequestBytesFit(*call->connection, charge)) {
     core_.CountRejection(RejectReason::kTooManyCalls);
     Answer(call,
