@@ -18,6 +18,13 @@ EXPERIMENT = os.path.join(os.environ["TEST_SRCDIR"], "tailgate", "experiment",
                           "experiment")
 WAIT_S = 60
 
+# Started in the background by a shell without job control, this process
+# ignores SIGINT, and the experiment would inherit that through exec: a
+# Ctrl-C before it has taken the signal over would be lost. A terminal's
+# Ctrl-C reaches a program that does not ignore it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def stat_fields(pid):
     """The fields of /proc/PID/stat after the command name, or None."""
