@@ -54,10 +54,12 @@ enum class Verdict {
   // it counts toward --failure_threshold and triggers a fallback at once.
   kFailure,
   // The attempt never ends by itself. Cancelled as a hedge loser before the
-  // give-up point it is neutral, so hedging around it never ejects it (its
-  // cost keeps primaries away instead); given up at the give-up point, or
-  // cut by the sidecar's own --timeout, it is a failure, so reads that
-  // cannot hedge around it (no budget, hedging off) eject it that way.
+  // give-up point it is neutral, so hedging around it early never ejects
+  // it (its cost keeps primaries away instead); beaten by a hedge or a
+  // give-up fallback after running past the give-up point, or cut by the
+  // sidecar's own --timeout, it is a failure, and that ejects it. A read
+  // with hedging disabled has no give-up point: its attempt there runs
+  // until the read's deadline.
   kNeutral,
 };
 

@@ -18,11 +18,15 @@
 //    reads (ReadUntilEjected waits for it).
 //  - Hangs (hang, stall after status, drip): the hedge answers at
 //    kHedgeDelay, long before the give-up point, so the cancelled loser is
-//    neutral and no hedged read ejects it. What keeps reads off it is
+//    neutral and no such hedged read ejects it. What keeps reads off it is
 //    load-aware choice: the loser ran ~20 ms, and that cost makes the
-//    healthy replica the primary of the reads that follow. With hedging
-//    off, the give-up point replaces it by a fallback, each give-up is a
-//    failure, and two in a row eject it (ReadUntilEjectedByGiveUps).
+//    healthy replica the primary of the reads that follow. Reads whose
+//    hedge delay is the give-up point's ceiling (the point is never
+//    earlier than a read's hedge delay) have their hedge answer at the
+//    point: each primary beaten there is a failure, and two in a row eject
+//    it (ReadUntilEjectedAtTheGiveUpPoint). With every replica hanging, a
+//    read with hedging disabled is never given up on: one attempt, ended
+//    by its deadline (ExpectHedgeDisabledReadNotGivenUp).
 //  - Every fault: healed, it comes back through kProbeSuccesses probes
 //    copied from reads, never as a read's attempt.
 
@@ -125,7 +129,7 @@ TEST_P(FaultMatrixTest, OneFaultyReplicaIsReadAround) {
     ASSERT_NO_FATAL_FAILURE(ReadUntilEjected(faulty.url()));
   } else {
     ASSERT_NO_FATAL_FAILURE(
-        ReadUntilEjectedByGiveUps(faulty.url(), healthy.url()));
+        ReadUntilEjectedAtTheGiveUpPoint(faulty.url(), healthy.url()));
   }
   ExpectRecoveryByProbes(faulty, healthy.url());
 }
@@ -181,6 +185,9 @@ TEST_P(FaultMatrixTest, EveryReplicaFaultyEndsWithTheDocumentedCode) {
               : absl::StrCat(" \"", message, "\""),
           " in ", FormatMs(read.elapsed), "; failures ", failures,
           ", both serving"));
+  if (fault.verdict == Verdict::kNeutral) {
+    ASSERT_NO_FATAL_FAILURE(ExpectHedgeDisabledReadNotGivenUp());
+  }
 
   // Still alive and serving: healthy, and reading once the replicas heal.
   const absl::StatusOr<HttpReply> health =

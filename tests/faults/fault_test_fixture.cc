@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -70,9 +72,10 @@ std::vector<std::string> FaultTest::Flags() const {
           absl::StrCat("--failure_threshold=", kFailureThreshold),
           absl::StrCat("--cooldown=", absl::FormatDuration(kCooldown)),
           absl::StrCat("--probe_successes=", kProbeSuccesses),
-          // Give-ups come well after the hedge delay: a hedged read's hung
-          // loser is neutral (what hedging and load-aware choice do alone),
-          // and reads with hedging off show the give-up point by itself.
+          // The give-up point comes well after the hedge delay: a hedged
+          // read's hung loser is neutral (what hedging and load-aware choice
+          // do alone); reads whose own hedge delay is the point's ceiling
+          // show what the give-up point adds.
           absl::StrCat("--give_up_min=", absl::FormatDuration(kGiveUpMin)),
           absl::StrCat("--give_up_max=", absl::FormatDuration(kGiveUpMax)),
           absl::StrCat("--max_response_bytes=", kMaxResponseBytes),
@@ -88,6 +91,10 @@ void FaultTest::StartTailgateOn(const std::vector<std::string>& backends) {
   ASSERT_LE(kHedgeDelay * 5, kGiveUpMin);
   // A read given up on ends well before --timeout.
   ASSERT_LT(kGiveUpMax + kMargin, kTimeout);
+  // A read with hedging disabled outlives every give-up point it might be
+  // wrongly given, and ends by its own deadline, not --timeout.
+  ASSERT_GE(kNoHedgeDeadline, 2 * kGiveUpMax);
+  ASSERT_LT(kNoHedgeDeadline, kTimeout);
   ASSERT_NO_FATAL_FAILURE(StartTailgateWithBackends(backends, Flags()));
   // Connect now, so that no timed read pays for the gRPC handshake.
   ASSERT_TRUE(
@@ -184,18 +191,22 @@ void FaultTest::ReadUntilEjected(const std::string& url) {
                    absl::FormatDuration(kCooldown), ", generation 1)"));
 }
 
-void FaultTest::ReadUntilEjectedByGiveUps(const std::string& url,
-                                          const std::string& healthy_url) {
+void FaultTest::ReadUntilEjectedAtTheGiveUpPoint(
+    const std::string& url, const std::string& healthy_url) {
   const absl::Time give_up = absl::Now() + kWait;
-  const uint64_t give_ups_before = ReplicaStatsFor(url).give_ups();
+  const v1::ReplicaStats before = ReplicaStatsFor(url);
+  const int64_t delay_nanos = absl::ToInt64Nanoseconds(kLateHedgeDelay);
   int reads = 0;
   int replaced = 0;
   absl::Duration slowest;
   while (ReplicaStatsFor(url).state() == v1::REPLICA_STATE_SERVING &&
          absl::Now() < give_up) {
     v1::ReadRequest request;
-    request.set_path("/no-hedge");
-    request.mutable_hedge()->set_disable(true);
+    request.set_path("/late-hedge");
+    request.mutable_hedge()->mutable_delay()->set_seconds(delay_nanos /
+                                                          1'000'000'000);
+    request.mutable_hedge()->mutable_delay()->set_nanos(
+        static_cast<int32_t>(delay_nanos % 1'000'000'000));
     v1::ReadResponse response;
     const absl::Time start = absl::Now();
     const grpc::Status status = Read(request, &response);
@@ -204,37 +215,98 @@ void FaultTest::ReadUntilEjectedByGiveUps(const std::string& url,
     ASSERT_TRUE(status.ok()) << status.error_message();
     EXPECT_EQ(response.body(), kHealthyBody);
     EXPECT_EQ(response.trace().replica(), healthy_url);
-    EXPECT_LT(elapsed, kGiveUpMax + kMargin);
+    EXPECT_LT(elapsed, kLateHedgeDelay + kMargin);
     slowest = std::max(slowest, elapsed);
     if (response.trace().attempts() == 2) {
-      // Started on the hung replica: its fallback was launched only once
-      // the give-up point had passed (hedging is off).
+      // Started on the hung replica: its hedge, asked for at the read's
+      // hedge delay (also its give-up point, which came no earlier), won.
       ++replaced;
+      EXPECT_TRUE(response.trace().hedged());
       EXPECT_TRUE(response.trace().hedge_won());
-      EXPECT_GE(elapsed, kGiveUpMin);
+      EXPECT_GE(elapsed, kLateHedgeDelay);
     } else {
       EXPECT_EQ(response.trace().attempts(), 1u);
+      EXPECT_FALSE(response.trace().hedged());
     }
     absl::SleepFor(kBatchPace);
   }
   const v1::ReplicaStats seen = ReplicaStatsFor(url);
   ASSERT_NE(seen.state(), v1::REPLICA_STATE_SERVING);
   // Hedged reads never failed it (FaultMatrixTest checks failures == 0
-  // before this): the give-ups alone, kFailureThreshold in a row, ejected
-  // it, and no read waited for --timeout.
+  // before this): the primaries that lost their race after running past
+  // the give-up point, kFailureThreshold in a row, ejected it. Each one's
+  // hedge was launched, so no give-up fallback followed, and no read
+  // waited for --timeout.
   EXPECT_EQ(replaced, kFailureThreshold);
-  EXPECT_EQ(seen.give_ups() - give_ups_before, static_cast<uint64_t>(replaced));
+  EXPECT_EQ(seen.give_ups(), before.give_ups());
+  EXPECT_EQ(seen.failures() - before.failures(),
+            static_cast<uint64_t>(replaced));
   EXPECT_EQ(seen.failures(), static_cast<uint64_t>(kFailureThreshold));
   EXPECT_EQ(seen.ejections_consecutive(), 1u);
   EXPECT_EQ(Stats().timeouts(), 0u);
   ExpectFirstEjectionLogged(url);
   PrintMatrixRow(
-      "ejected_by_give_ups",
-      absl::StrCat("with hedging off, ", reads, " reads, all OK, slowest ",
+      "ejected_at_give_up_point",
+      absl::StrCat("hedging on with a ",
+                   absl::ToInt64Milliseconds(kLateHedgeDelay),
+                   " ms hedge delay, ", reads, " reads, all OK, slowest ",
                    absl::ToInt64Milliseconds(slowest), " ms; ", replaced,
-                   " started on it and were given up at the give-up point "
-                   "(fallback won), 0 timeouts; ejected (reason "
-                   "consecutive, generation 1)"));
+                   " started on it, each won by its hedge at the give-up "
+                   "point (",
+                   seen.give_ups() - before.give_ups(),
+                   " give-up fallbacks), 0 timeouts; ejected after ",
+                   seen.failures(),
+                   " failures (reason consecutive, generation 1)"));
+}
+
+void FaultTest::ExpectHedgeDisabledReadNotGivenUp() {
+  const v1::GetStatsResponse before = Stats();
+  v1::ReadRequest request;
+  request.set_path("/no-hedge");
+  request.mutable_hedge()->set_disable(true);
+  v1::ReadResponse response;
+  grpc::ClientContext context;
+  const absl::Time start = absl::Now();
+  context.set_deadline(absl::ToChronoTime(start + kNoHedgeDeadline));
+  const grpc::Status status = reads_->Read(&context, request, &response);
+  const absl::Duration elapsed = absl::Now() - start;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << status.error_message();
+  EXPECT_GE(elapsed, kNoHedgeDeadline);
+  // The call ends on the caller's side at its deadline, and the read in
+  // the sidecar at the same deadline: wait until it is done there too.
+  const absl::Time until = absl::Now() + kWait;
+  v1::GetStatsResponse after = Stats();
+  while (after.in_flight() != 0 && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(5));
+    after = Stats();
+  }
+  ExpectNothingInFlight();
+  // One attempt, and no extra one past the give-up point.
+  EXPECT_EQ(after.attempts() - before.attempts(), 1u);
+  EXPECT_EQ(after.hedges(), before.hedges());
+  ASSERT_EQ(after.replicas_size(), before.replicas_size());
+  uint64_t give_ups = 0;
+  for (int i = 0; i < after.replicas_size(); ++i) {
+    const v1::ReplicaStats& now = after.replicas(i);
+    const v1::ReplicaStats& then = before.replicas(i);
+    ASSERT_EQ(now.url(), then.url());
+    give_ups += now.give_ups() - then.give_ups();
+    // The caller's deadline blames no replica.
+    EXPECT_EQ(now.failures(), then.failures()) << now.url();
+    EXPECT_EQ(now.state(), v1::REPLICA_STATE_SERVING) << now.url();
+  }
+  EXPECT_EQ(give_ups, 0u);
+  PrintMatrixRow(
+      "all_faulty_hedging_off",
+      absl::StrCat(
+          absl::StatusCodeToString(
+              static_cast<absl::StatusCode>(status.error_code())),
+          " at its ", absl::ToInt64Milliseconds(kNoHedgeDeadline),
+          " ms deadline, in ", absl::ToInt64Milliseconds(elapsed), " ms; ",
+          after.attempts() - before.attempts(), " attempt, ", give_ups,
+          " give-ups, ", after.hedges() - before.hedges(),
+          " extra attempts; no failure, both serving"));
 }
 
 bool FaultTest::ReadConcurrently(int count, const std::string& healthy_url) {

@@ -52,6 +52,14 @@ class FaultTest : public TailgateE2eTest,
   // fails its bound (StartTailgateOn checks these relations).
   static constexpr absl::Duration kMargin = absl::Milliseconds(600);
   static_assert(kDripTotal > kTimeout, "two dripping replicas must time out");
+  // The hedge delay (HedgeOptions.delay) of the reads that eject a hanging
+  // replica: the give-up point's ceiling, so that such a read's give-up
+  // point is its hedge delay, as with the default flags (a point learned
+  // at 20 ms under a 25 ms hedge delay).
+  static constexpr absl::Duration kLateHedgeDelay = kGiveUpMax;
+  // The caller's deadline of a read with hedging disabled: well past the
+  // give-up point, well before --timeout.
+  static constexpr absl::Duration kNoHedgeDeadline = absl::Milliseconds(600);
 
   struct TimedRead {
     grpc::Status status;
@@ -87,13 +95,20 @@ class FaultTest : public TailgateE2eTest,
   // generation 0, for a run of failures, for the first ejection time.
   void ExpectFirstEjectionLogged(const std::string& url);
   void ReadUntilEjected(const std::string& url);
-  // Reads with hedging disabled until the hung `url` is out of service:
-  // each one succeeds on `healthy_url`, either at once or, when it started
-  // on `url`, by the fallback that replaces it at the give-up point (a
-  // failure for `url`); none waits for --timeout. kFailureThreshold
-  // give-ups in a row eject it.
-  void ReadUntilEjectedByGiveUps(const std::string& url,
-                                 const std::string& healthy_url);
+  // Reads with hedging on and a hedge delay of kLateHedgeDelay until the
+  // hung `url` is out of service: each one succeeds on `healthy_url`,
+  // either at once or, when it started on `url`, by its hedge, launched at
+  // the read's give-up point (its hedge delay, never earlier). The primary
+  // it beats ran past that point: a failure for `url`, with no give-up
+  // fallback (the hedge came first); none waits for --timeout.
+  // kFailureThreshold such races in a row eject it.
+  void ReadUntilEjectedAtTheGiveUpPoint(const std::string& url,
+                                        const std::string& healthy_url);
+  // Every replica hangs: a read with hedging disabled and a deadline of
+  // kNoHedgeDeadline is never given up on. It makes one attempt, with no
+  // give-up fallback past the give-up point, and ends DEADLINE_EXCEEDED
+  // at its own deadline, which blames no replica.
+  void ExpectHedgeDisabledReadNotGivenUp();
   // Heals `endpoint`, which is ejected, then reads in concurrent batches
   // with hedging disabled until it serves again. Every read is answered by
   // `healthy_url` in one attempt; exactly kProbeSuccesses requests reach
