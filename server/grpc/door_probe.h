@@ -7,6 +7,11 @@
 // A door that is draining answers NOT_SERVING; a draining sidecar is still
 // live, so that counts as live here (readiness says "draining").
 //
+// The probe runs on the calling thread, with a plain socket (TCP, or the
+// Unix socket of a unix: address) and an nghttp2 client, sharing no thread
+// or poller with the gRPC library's servers: a flood of --admin cannot
+// delay it, so it judges the door on --listen alone.
+//
 // A result is reused for `min_interval`, so a client hammering /healthz
 // costs at most one connection per interval.
 //
@@ -30,11 +35,14 @@ class DoorProbe {
             absl::Duration min_interval);
 
   // OK when the door answered; UNAVAILABLE naming what failed otherwise.
+  // Blocks the calling thread for at most `deadline` (and a name lookup of
+  // a host-name address).
   absl::Status Check();
 
  private:
   absl::Status Probe();
 
+  const ListenAddress door_;
   const std::string target_;
   const absl::Duration deadline_;
   const absl::Duration min_interval_;
