@@ -33,7 +33,8 @@
 //  - At most one extra attempt, on a replica other than the primary's: when
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
-//    attempt is taken only when, in this order, another replica is eligible,
+//    attempt is taken only when, in this order, another replica is eligible
+//    (serving and not backed off by a Retry-After: ReplicaPicker),
 //    an attempt permit is free and its budget yields a credit: a timer
 //    hedge must pass its tenant's payoff gate (when the read has one:
 //    hedges that stopped winning are cut toward a floor), then takes one from

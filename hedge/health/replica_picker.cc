@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/base/macros.h"
 #include "absl/container/inlined_vector.h"
 
 namespace tailgate::hedge {
 namespace {
+
+int64_t NanosSinceEpoch(absl::Time t) {
+  return absl::ToInt64Nanoseconds(t - absl::UnixEpoch());
+}
 
 // splitmix64: a well-mixed 64-bit value from a counter.
 uint64_t Mix(uint64_t x) {
@@ -25,8 +30,12 @@ ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
     : breakers_(breakers.begin(), breakers.end()),
       loads_(loads.begin(), loads.end()),
       max_ejected_share_(max_ejected_share),
-      retired_(new std::atomic<bool>[breakers.size()]) {
-  for (size_t i = 0; i < breakers_.size(); ++i) retired_[i] = false;
+      retired_(new std::atomic<bool>[breakers.size()]),
+      backed_off_until_(new std::atomic<int64_t>[breakers.size()]) {
+  for (size_t i = 0; i < breakers_.size(); ++i) {
+    retired_[i] = false;
+    backed_off_until_[i] = std::numeric_limits<int64_t>::min();
+  }
   ABSL_ASSERT(!breakers_.empty());
   ABSL_ASSERT(loads_.size() == breakers_.size());
   for (size_t i = 0; i < breakers_.size(); ++i) {
@@ -47,18 +56,37 @@ bool ReplicaPicker::Candidate(size_t replica, absl::Time now) {
   return weight >= 1 || Draw() < weight;
 }
 
+bool ReplicaPicker::AnyServingNotBackedOff(absl::Time now) const {
+  for (size_t replica = 0; replica < breakers_.size(); ++replica) {
+    if (!Retired(replica) && !BackedOff(replica, now) &&
+        breakers_[replica]->IsEligible(now)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   const size_t n = breakers_.size();
   const uint64_t turn = next_start_.fetch_add(1, std::memory_order_relaxed);
+  // Backed-off replicas are left out while another serves; when every
+  // serving replica is backed off, none is.
+  const bool skip_backed_off = AnyServingNotBackedOff(now);
+  auto allowed = [&](size_t replica) {
+    return !skip_backed_off || !BackedOff(replica, now);
+  };
   absl::InlinedVector<size_t, 8> candidates;
   for (size_t replica = 0; replica < n; ++replica) {
-    if (Candidate(replica, now)) candidates.push_back(replica);
+    if (allowed(replica) && Candidate(replica, now)) {
+      candidates.push_back(replica);
+    }
   }
   if (candidates.empty()) {
     // Every serving replica lost its weight draw: take any that serves.
     for (size_t i = 0; i < n; ++i) {
       const size_t replica = (turn + i) % n;
-      if (!Retired(replica) && breakers_[replica]->IsEligible(now)) {
+      if (!Retired(replica) && allowed(replica) &&
+          breakers_[replica]->IsEligible(now)) {
         candidates.push_back(replica);
         break;
       }
@@ -98,7 +126,10 @@ std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
   double best_cost = 0;
   for (size_t i = 1; i < n; ++i) {
     const size_t replica = (exclude + i) % n;
-    if (Retired(replica) || !breakers_[replica]->IsEligible(now)) continue;
+    if (Retired(replica) || BackedOff(replica, now) ||
+        !breakers_[replica]->IsEligible(now)) {
+      continue;
+    }
     const double cost = loads_[replica]->Cost(now);
     if (!best.has_value() || cost * kTolerance < best_cost) {
       best = replica;
@@ -116,9 +147,27 @@ bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
   const size_t n = breakers_.size();
   for (size_t i = 1; i < n; ++i) {
     const size_t replica = (exclude + i) % n;
-    if (!Retired(replica) && breakers_[replica]->IsEligible(now)) return true;
+    if (!Retired(replica) && !BackedOff(replica, now) &&
+        breakers_[replica]->IsEligible(now)) {
+      return true;
+    }
   }
   return false;
+}
+
+void ReplicaPicker::BackOff(size_t replica, absl::Time until) {
+  const int64_t nanos = NanosSinceEpoch(until);
+  std::atomic<int64_t>& end = backed_off_until_[replica];
+  int64_t current = end.load(std::memory_order_relaxed);
+  while (current < nanos &&
+         !end.compare_exchange_weak(current, nanos,
+                                    std::memory_order_relaxed)) {
+  }
+}
+
+bool ReplicaPicker::BackedOff(size_t replica, absl::Time now) const {
+  return NanosSinceEpoch(now) <
+         backed_off_until_[replica].load(std::memory_order_relaxed);
 }
 
 void ReplicaPicker::OnSuccess(size_t replica, const CircuitTicket& ticket,

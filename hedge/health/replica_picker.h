@@ -14,6 +14,12 @@
 // A retired replica (one that left its set while reads of the old set are
 // in flight) is never picked again.
 //
+// Back-off: a replica that asked for time (an overload answer's
+// Retry-After, BackOff) takes no primary until then while another serving
+// replica has not asked for time, and no extra attempt at all: when every
+// serving replica is backed off, reads still go out, one attempt each,
+// never hedged nor fallen back.
+//
 // Outcomes go through the picker (OnSuccess, OnFailure, OnCancel) so that
 // an ejection the replica's breaker wants passes the set's guard rails:
 //  - at most max(1, floor(max_ejected_share * replicas)) ejected (or
@@ -92,6 +98,13 @@ class ReplicaPicker {
   // one does; InfiniteFuture when none is ejected).
   absl::Time NextProbeDue(absl::Time now) const;
 
+  // `replica` asked to be left alone until `until` (see Back-off above);
+  // a later time than one already set extends it, an earlier one does not
+  // shorten it. REQUIRES: replica < size()
+  void BackOff(size_t replica, absl::Time until);
+  // True while `replica` is backed off at `now`.
+  bool BackedOff(size_t replica, absl::Time now) const;
+
   // No scan returns `replica` from now on; attempts already on it go on.
   // REQUIRES: replica < size()
   void Retire(size_t replica);
@@ -106,6 +119,8 @@ class ReplicaPicker {
   }
   // Serving, not retired, and (while ramping up) drawn by its weight.
   bool Candidate(size_t replica, absl::Time now);
+  // Some serving replica is not backed off.
+  bool AnyServingNotBackedOff(absl::Time now) const;
   // A number in [0, 1) from the draw sequence.
   double Draw();
   void MaybeEject(size_t replica, absl::Time now);
@@ -114,6 +129,8 @@ class ReplicaPicker {
   const std::vector<ReplicaLoad*> loads_;
   const double max_ejected_share_;
   const std::unique_ptr<std::atomic<bool>[]> retired_;  // by replica
+  // Back-off ends, in nanoseconds since the epoch, by replica.
+  const std::unique_ptr<std::atomic<int64_t>[]> backed_off_until_;
   std::atomic<uint64_t> next_start_{0};
   std::atomic<uint64_t> draws_{0};
   Mutex eject_mu_;  // one ejection decision at a time in the set

@@ -617,5 +617,61 @@ TEST(ReplicaPickerTest, FastOverloadAnswersNeverAttractPrimaries) {
   EXPECT_GT(answered[0], answered[1]);
 }
 
+TEST(ReplicaPickerTest, BackedOffReplicaTakesNoAttemptUntilItsTime) {
+  Replicas replicas(3);
+  // Replica 1 is the cheapest, and would be every read's alternate.
+  replicas.SetLatency(0, absl::Milliseconds(10), At(0));
+  replicas.SetLatency(1, absl::Milliseconds(1), At(0));
+  replicas.SetLatency(2, absl::Milliseconds(12), At(0));
+  replicas.picker().BackOff(1, At(5000));
+  EXPECT_TRUE(replicas.picker().BackedOff(1, At(0)));
+  const std::vector<int> counts = PrimaryCounts(replicas, 3, 300, At(10));
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_EQ(counts[0] + counts[2], 300);
+  EXPECT_EQ(replicas.picker().PickAlternate(0, At(10))->replica, 2u);
+  EXPECT_EQ(replicas.picker().PickAlternate(2, At(10))->replica, 0u);
+  // An earlier time does not shorten it; at its time it is back.
+  replicas.picker().BackOff(1, At(1000));
+  EXPECT_TRUE(replicas.picker().BackedOff(1, At(4999)));
+  EXPECT_FALSE(replicas.picker().BackedOff(1, At(5000)));
+  EXPECT_GT(PrimaryCounts(replicas, 3, 300, At(5000))[1], 0);
+  EXPECT_EQ(replicas.picker().PickAlternate(0, At(5000))->replica, 1u);
+}
+
+TEST(ReplicaPickerTest, TheLastReplicaNotBackedOffTakesEveryReadAlone) {
+  Replicas replicas(2);
+  replicas.picker().BackOff(1, At(5000));
+  EXPECT_EQ(PrimaryCounts(replicas, 2, 100, At(0)), (std::vector<int>{100, 0}));
+  // No hedge nor fallback to the backed-off replica.
+  EXPECT_FALSE(replicas.picker().HasAlternate(0, At(0)));
+  EXPECT_FALSE(replicas.picker().PickAlternate(0, At(0)).has_value());
+}
+
+TEST(ReplicaPickerTest, EveryReplicaBackedOffStillTakesOneAttemptPerRead) {
+  Replicas replicas(2);
+  replicas.picker().BackOff(0, At(5000));
+  replicas.picker().BackOff(1, At(3000));
+  // Reads go out in rotation as if none were backed off...
+  EXPECT_EQ(PrimaryCounts(replicas, 2, 100, At(0)), (std::vector<int>{50, 50}));
+  // ...one attempt each: no hedge, no fallback.
+  for (size_t replica : {0u, 1u}) {
+    EXPECT_FALSE(replicas.picker().HasAlternate(replica, At(0)));
+    EXPECT_FALSE(replicas.picker().PickAlternate(replica, At(0)).has_value());
+  }
+  // The first one back takes the reads alone, until the other is back.
+  EXPECT_EQ(PrimaryCounts(replicas, 2, 100, At(3000)),
+            (std::vector<int>{0, 100}));
+  EXPECT_EQ(PrimaryCounts(replicas, 2, 100, At(5000)),
+            (std::vector<int>{50, 50}));
+}
+
+TEST(ReplicaPickerTest, BackOffNeverBringsBackAnEjectedReplica) {
+  Replicas replicas(2);
+  replicas.Eject(0, At(0));
+  replicas.picker().BackOff(1, At(5000));
+  // The only serving replica is backed off: it still takes the reads.
+  EXPECT_EQ(PrimaryCounts(replicas, 2, 10, At(0)), (std::vector<int>{0, 10}));
+}
+
 }  // namespace
 }  // namespace tailgate::hedge

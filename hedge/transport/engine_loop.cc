@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "hedge/decision/read_decision.h"
+#include "hedge/health/retry_after.h"
 #include "hedge/transport/attempt_slots.h"
 #include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/curl/curl_support.h"
@@ -124,6 +126,18 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
     load.End(slot->started, now, ReplicaLoad::Ending::kFailed);
     CountFailure(read.upstream, read.replica(slot->index));
     read.upstream.warm().ForgetPeerOf(easy);
+    if (outcome == AttemptOutcome::kServerError &&
+        IsOverloadAnswer(slot->http.status())) {
+      // It asked for time: no attempt goes to it until then while
+      // another replica serves (ReplicaPicker, back-off). A date is read
+      // against the wall clock; the wait counts on the engine's.
+      const std::optional<absl::Duration> wait = ParseRetryAfter(
+          slot->http.HeaderValue("Retry-After"), absl::Now());
+      if (wait.has_value() && *wait > absl::ZeroDuration()) {
+        read.upstream.picker().BackOff(read.replica(slot->index),
+                                       now + *wait);
+      }
+    }
   }
   if (slot->index == 0) {
     read.upstream.delay().ObservePrimary(

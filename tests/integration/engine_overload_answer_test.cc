@@ -138,6 +138,26 @@ TEST_F(EngineOverloadAnswerTest, EveryAttemptRefusedGivesTheLastRefusal) {
   EXPECT_EQ(response->trace.attempts, 2);
   EXPECT_FALSE(response->trace.hedge_won);
   EXPECT_EQ(TotalRequests(), 2);
+  // Both asked for 5 s: the next reads still go out, one attempt each.
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<hedge::EngineResponse> next =
+        Read(absl::StrCat("/next?id=", i));
+    ASSERT_TRUE(next.ok()) << next.status();
+    EXPECT_EQ(next->status, 429);
+    EXPECT_EQ(next->trace.attempts, 1);
+  }
+  EXPECT_EQ(TotalRequests(), 5);
+}
+
+TEST_F(EngineOverloadAnswerTest, RetryAfterKeepsTheReplicaOutForItsTime) {
+  // Replica 1 asks for 5 s; 100 reads take far less than that.
+  StartReplicas({Always(Answer("value")), Always(Refusal())});
+  StartEngine(Defaults());
+  const Tally tally = ReadSteadily(100, 0);
+  EXPECT_EQ(tally.ok, 100);
+  // At most the one request that was refused (the first read may not have
+  // gone to it at all).
+  EXPECT_LE(replicas_[1]->requests().size(), 1u);
 }
 
 }  // namespace

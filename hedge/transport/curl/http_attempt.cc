@@ -138,6 +138,13 @@ absl::Status HttpAttempt::Prepare(const AttemptRequest& request,
   return options.status();
 }
 
+absl::string_view HttpAttempt::HeaderValue(absl::string_view name) const {
+  for (const hygiene::HttpHeader& header : headers_) {
+    if (absl::EqualsIgnoreCase(header.name, name)) return header.value;
+  }
+  return absl::string_view();
+}
+
 int HttpAttempt::status() const {
   long code = 0;
   curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "hedge/clock.h"
 #include "hedge/config/engine_config.h"
@@ -80,6 +81,9 @@ class HttpAttempt {
   // The collected response; valid after a kSuccess or kServerError outcome.
   int status() const;
   std::vector<hygiene::HttpHeader> TakeHeaders() { return std::move(headers_); }
+  // The value of the first response header named `name` (any case), or
+  // empty; before TakeHeaders.
+  absl::string_view HeaderValue(absl::string_view name) const;
   std::string TakeBody() { return std::move(body_); }
   // Frees the collected body (a cancelled loser's partial one), so an idle
   // pooled handle does not keep up to max_body_bytes.
