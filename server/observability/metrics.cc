@@ -56,7 +56,8 @@ void AddHedgeAccounting(const hedge::EngineSnapshot& engine,
       [](const UpstreamSnapshot& u) { return Counter(u.timer_hedges); }));
   families.push_back(PerUpstream(
       "tailgate_timer_hedge_wins_total",
-      "Reads answered by their timer hedge with a status under 500, by "
+      "Reads answered by their timer hedge with a good answer (a status under "
+      "500, not 429), by "
       "upstream.",
       MetricType::Counter, engine,
       [](const UpstreamSnapshot& u) { return Counter(u.timer_hedge_wins); }));
@@ -191,7 +192,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       "Extra attempts launched (timer hedges and failure fallbacks).",
       MetricType::Counter, {Counter(engine.hedges)});
   add("tailgate_hedge_wins_total",
-      "Reads answered by the extra attempt with a status under 500.",
+      "Reads answered by the extra attempt with a good answer (a status under "
+      "500, not 429).",
       MetricType::Counter, {Counter(engine.hedge_wins)});
   add("tailgate_hedges_skipped_total",
       "Extra attempts wanted but not launched, by reason.", MetricType::Counter,
@@ -276,7 +278,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       [](const hedge::UpstreamSnapshot& u) { return Counter(u.hedges); }));
   families.push_back(PerUpstream(
       "tailgate_upstream_hedge_wins_total",
-      "Reads answered by the extra attempt with a status under 500, by "
+      "Reads answered by the extra attempt with a good answer (a status under "
+      "500, not 429), by "
       "upstream.",
       MetricType::Counter, engine,
       [](const hedge::UpstreamSnapshot& u) { return Counter(u.hedge_wins); }));
@@ -312,7 +315,8 @@ std::vector<MetricFamily> MetricFamilies(const hedge::EngineSnapshot& engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.hedges); }));
   families.push_back(PerTenant(
       "tailgate_tenant_hedge_wins_total",
-      "Reads answered by the extra attempt with a status under 500, by "
+      "Reads answered by the extra attempt with a good answer (a status under "
+      "500, not 429), by "
       "tenant.",
       MetricType::Counter, engine,
       [](const hedge::TenantSnapshot& t) { return Counter(t.hedge_wins); }));

@@ -229,12 +229,11 @@ TEST_F(ReadDoorTest, ReadManyReadsCountInTheConnectionsShare) {
   const int fd = ConnectToLoopback(port_);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(SendAll(
-      fd, Opening(/*window_shut=*/true) + ReadManyCall(1, {"/a1", "/a2", "/a3"}) +
-              ReadManyCall(3, {"/b1", "/b2"}) +
-              Frame(testing::kHeaders, testing::kEndHeaders, 5,
-                    ReadCallHeaders()) +
-              Frame(testing::kData, testing::kEndStream, 5,
-                    ReadMessage("/read"))));
+      fd,
+      Opening(/*window_shut=*/true) + ReadManyCall(1, {"/a1", "/a2", "/a3"}) +
+          ReadManyCall(3, {"/b1", "/b2"}) +
+          Frame(testing::kHeaders, testing::kEndHeaders, 5, ReadCallHeaders()) +
+          Frame(testing::kData, testing::kEndStream, 5, ReadMessage("/read"))));
   EXPECT_EQ(Read(0).read.target, "/a1");
   EXPECT_EQ(Read(1).read.target, "/a2");
   EXPECT_TRUE(WaitForFrame(fd, testing::kHeaders, 5).has_value());  // refused
@@ -315,8 +314,8 @@ TEST_F(ReadDoorTest, AReadManyWhoseStateDoesNotFitTheRequestMemoryIsRefused) {
   AsyncReadMany too_big(*stub_, paths);
   const grpc::Status status = too_big.Wait();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_TRUE(absl::StrContains(status.error_message(),
-                                "--max_grpc_memory_bytes"))
+  EXPECT_TRUE(
+      absl::StrContains(status.error_message(), "--max_grpc_memory_bytes"))
       << status.error_message();
   EXPECT_TRUE(too_big.items().empty());
   EXPECT_EQ(engine_->submitted().size(), 0u);
@@ -349,8 +348,7 @@ TEST_F(ReadDoorTest, ACancelledReadManyGivesItsRequestMemoryBack) {
                                                /*max_in_flight=*/1);
   const uint64_t read = Read(0).id;
   AsyncReadMany refused(*stub_, paths, /*max_in_flight=*/1);
-  EXPECT_EQ(refused.Wait().error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.Wait().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   first->Cancel();
   EXPECT_EQ(first->Wait().error_code(), grpc::StatusCode::CANCELLED);
   EXPECT_TRUE(engine_->WaitForCancelled(read, kWait));
@@ -379,8 +377,8 @@ TEST_F(ReadDoorTest, AReadManyTrickledWindowDoesNotExtendTheSendDeadline) {
                               ReadManyCall(1, {"/1", "/2", "/3", "/4", "/5",
                                                "/6", "/7", "/8"})));
   for (size_t i = 0; i < 8; ++i) {
-    ASSERT_TRUE(engine_->Answer(Read(i).id,
-                                DoorHarness::Response(200, "0123456789")));
+    ASSERT_TRUE(
+        engine_->Answer(Read(i).id, DoorHarness::Response(200, "0123456789")));
   }
   // About 30 bytes an item: 8 bytes every 50 ms takes one in about 200 ms
   // (within the timeout), all eight in about 1.6 s (past it).

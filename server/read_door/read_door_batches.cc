@@ -56,8 +56,8 @@ void ReadDoor::Impl::StartBatch(Call* call) {
     core_.CountRejection(RejectReason::kTooManyCalls);
     Answer(call,
            absl::ResourceExhaustedError(absl::StrCat(
-               "a ReadMany of ", request.reads_size(), " reads holds ",
-               charge, " bytes until its reads are over; the sidecar holds "
+               "a ReadMany of ", request.reads_size(), " reads holds ", charge,
+               " bytes until its reads are over; the sidecar holds "
                "as many request bytes as it may, in all "
                "(--max_grpc_memory_bytes ",
                options_.max_request_bytes, ") or for this connection (",
@@ -178,10 +178,9 @@ ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
     call->counted_answer_bytes -= item.counted_bytes;
     batch.items.pop_front();
     batch.front_sent = 0;
-    batch.send_deadline =
-        batch.items.empty()
-            ? absl::InfiniteFuture()
-            : batch.items.front().queued + self->options_.send_timeout;
+    batch.send_deadline = batch.items.empty() ? absl::InfiniteFuture()
+                                              : batch.items.front().queued +
+                                                    self->options_.send_timeout;
     batch.reads->Sent(index);
   }
   batch.sending = false;

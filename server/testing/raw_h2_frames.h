@@ -47,9 +47,8 @@ void AppendField(std::string& block, absl::string_view name,
 std::string Preface();
 
 // The header block of a HedgedRead.Read call (of `method`).
-std::string ReadCallHeaders(
-    absl::string_view content_type = "application/grpc",
-    absl::string_view method = "Read");
+std::string ReadCallHeaders(absl::string_view content_type = "application/grpc",
+                            absl::string_view method = "Read");
 
 // A ReadRequest for `path` as one gRPC message (its prefix included): the
 // payload of a DATA frame.
