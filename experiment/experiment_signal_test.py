@@ -77,7 +77,9 @@ class ExperimentSignalTest(unittest.TestCase):
         try:
             deadline = time.monotonic() + WAIT_S
             while not children_of(experiment.pid):
-                self.assertIsNone(experiment.poll(), "the experiment ended")
+                if experiment.poll() is not None:
+                    self.fail("the experiment ended: " +
+                              experiment.stderr.read())
                 self.assertLess(time.monotonic(), deadline,
                                 "the experiment started no program")
                 time.sleep(0.05)

@@ -108,6 +108,9 @@ void WaitAndStop() {
   int signal = 0;
   if (sigwait(&signals, &signal) != 0) return;
   stopping.store(true);
+  // No program starts from here on: one started after the last look below
+  // would outlive the experiment.
+  testing::StopSpawning();
   Note(absl::StrCat("signal ", signal, ": stopping the programs it ran"));
   for (int round = 0; round < kMaxRounds; ++round) {
     const std::vector<pid_t> children = ChildrenOf(getpid());

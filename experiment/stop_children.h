@@ -5,6 +5,7 @@
 //
 // The signals are blocked in the calling thread, and so in every thread
 // it starts afterwards, and taken by a thread of their own. That thread
+// stops ChildProcess from starting anything more (testing::StopSpawning),
 // sends SIGTERM to each child of this process (found in /proc, so every
 // spawner's children are covered), gives them kStopSignalGrace to exit,
 // SIGKILLs the rest, looks again for children started meanwhile, and then

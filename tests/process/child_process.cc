@@ -216,7 +216,24 @@ int ExitCode(int status) {
   return -1;
 }
 
+// Held around each spawn; set once by StopSpawning.
+struct SpawnGate {
+  hedge::Mutex mu;
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+};
+
+SpawnGate& Gate() {
+  static auto* gate = new SpawnGate;  // never destroyed: used at exit
+  return *gate;
+}
+
 }  // namespace
+
+void StopSpawning() {
+  SpawnGate& gate = Gate();
+  hedge::MutexLock lock(&gate.mu);
+  gate.stopped = true;
+}
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     ChildOptions options) {
@@ -237,8 +254,18 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
   std::vector<char*> envp = NullTerminated(env);
   const ShellLikeSpawnAttr attr;
   pid_t pid = 0;
-  const int error = posix_spawnp(&pid, argv[0], actions.get(), attr.get(),
-                                 argv.data(), envp.data());
+  int error = 0;
+  {
+    SpawnGate& gate = Gate();
+    hedge::MutexLock lock(&gate.mu);
+    if (gate.stopped) {
+      return absl::CancelledError(
+          absl::StrCat("not started, the process is stopping: ",
+                       absl::StrJoin(options.argv, " ")));
+    }
+    error = posix_spawnp(&pid, argv[0], actions.get(), attr.get(), argv.data(),
+                         envp.data());
+  }
   actions.CloseWriteEnds();
   if (error != 0) {
     return absl::FailedPreconditionError(

@@ -170,6 +170,14 @@ struct ChildResult {
 absl::StatusOr<ChildResult> RunToExit(
     ChildOptions options, absl::Duration timeout = absl::InfiniteDuration());
 
+// From its return on, ChildProcess::Start starts nothing (it returns
+// CANCELLED); a Start under way when it is called has finished, its child
+// visible among this process's children, when it returns. For a process
+// stopping its children on a signal (experiment/stop_children.h): a
+// program started after the last look for children would outlive it.
+// Thread safety: any thread.
+void StopSpawning();
+
 // The whole text of `path`: "" if it cannot be opened, what was read
 // before the error if a read fails (as /proc/PID files do with ESRCH once
 // PID has exited). Plain read(2), so it never throws: reading a file of a
