@@ -268,7 +268,14 @@ bool Sidecar::StartMetrics(StartFailure& failure) {
              return CheckLiveness(door_probe_->Check(),
                                   read_core_->last_answer(), absl::Now());
            },
-       .accept_failed = AcceptFailureLog(log_, "metrics")});
+       .accept_failed = AcceptFailureLog(log_, "metrics"),
+       .connections_closed =
+           [this](uint64_t idle_closed, uint64_t refused) {
+             log_.Warn("connections_closed_at_limit",
+                       {{"listener", "metrics"},
+                        {"idle_closed", idle_closed},
+                        {"refused", refused}});
+           }});
   if (!metrics.ok()) return Failed(failure, "metrics_listen", metrics.status());
   metrics_ = *std::move(metrics);
   log_.Info("listening",
