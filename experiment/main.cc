@@ -248,5 +248,6 @@ int main(int argc, char** argv) {
                  args[1]);
     return 2;
   }
-  return tailgate::experiment::Main(argv[0]);
+  return tailgate::experiment::ExitCodeUnlessStopping(
+      tailgate::experiment::Main(argv[0]));
 }

@@ -48,9 +48,8 @@ sigset_t StopSignals() {
   return signals;
 }
 
-// exit() from any thread while a stop is under way (or its signal is
-// pending) waits for the signal thread to end the process by the signal.
-void WaitForTheStopAtExit() {
+// Whether a stop is under way, or its signal pending.
+bool Signalled() {
   sigset_t pending;
   sigemptyset(&pending);
   sigpending(&pending);
@@ -58,7 +57,13 @@ void WaitForTheStopAtExit() {
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
     signalled = signalled || sigismember(&pending, signal) == 1;
   }
-  if (!signalled) return;
+  return signalled;
+}
+
+// exit() from any thread while a stop is under way (or its signal is
+// pending) waits for the signal thread to end the process by the signal.
+void WaitForTheStopAtExit() {
+  if (!Signalled()) return;
   for (;;) pause();
 }
 
@@ -159,6 +164,11 @@ void StopChildren(const std::vector<pid_t>& children, absl::Duration grace) {
     }
     close(pidfd);
   }
+}
+
+int ExitCodeUnlessStopping(int code) {
+  WaitForTheStopAtExit();
+  return code;
 }
 
 void StopChildrenOnSignal() {

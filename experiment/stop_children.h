@@ -43,6 +43,14 @@ inline constexpr absl::Duration kStopSignalGrace = absl::Seconds(3);
 
 void StopChildrenOnSignal();
 
+// `code`, for main to return, unless a stop is under way or its signal is
+// pending: then it waits for the signal thread to end the process, and
+// never returns. Static objects are destroyed by exit() before the atexit
+// handler that would wait runs (they were made after it was registered),
+// while the signal thread and the libraries' threads still run: main must
+// not return while a stop is under way.
+int ExitCodeUnlessStopping(int code);
+
 // The processes whose parent is `parent` (zombies included), from /proc.
 std::vector<pid_t> ChildrenOf(pid_t parent);
 
