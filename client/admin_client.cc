@@ -93,6 +93,10 @@ ReplicaStats FromProto(const v1::ReplicaStats& proto) {
   replica.latency = FromProtoDuration(proto.latency());
   replica.failure_rate = proto.failure_rate();
   replica.ejected_for = FromProtoDuration(proto.ejected_for());
+  replica.backed_off = proto.backed_off();
+  replica.back_off_remaining = FromProtoDuration(proto.back_off_remaining());
+  replica.overload_answers_429 = proto.overload_answers_429();
+  replica.overload_answers_503 = proto.overload_answers_503();
   return replica;
 }
 

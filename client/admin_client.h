@@ -60,6 +60,12 @@ struct ReplicaStats {
   absl::Duration latency;      // its recent latency
   double failure_rate = 0;     // of its outcomes in the ejection window
   absl::Duration ejected_for;  // the ejection in force, or the last one
+  // Retry-After back-off: in force now, and for how much longer.
+  bool backed_off = false;
+  absl::Duration back_off_remaining;
+  // Overload answers since start, by status.
+  uint64_t overload_answers_429 = 0;
+  uint64_t overload_answers_503 = 0;
 };
 
 // One replica set's give-up point (tailgate.v1.UpstreamStats).

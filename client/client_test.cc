@@ -550,6 +550,11 @@ TEST_F(AdminClientTest, GetStatsMapsEveryField) {
   EXPECT_EQ(b.latency, absl::Milliseconds(40));
   EXPECT_DOUBLE_EQ(b.failure_rate, 0.75);
   EXPECT_EQ(b.ejected_for, absl::Seconds(4));
+  EXPECT_TRUE(b.backed_off);
+  EXPECT_EQ(b.back_off_remaining, absl::Seconds(3));
+  EXPECT_EQ(b.overload_answers_429, 5u);
+  EXPECT_EQ(b.overload_answers_503, 6u);
+  EXPECT_FALSE(stats->replicas[0].backed_off);
   EXPECT_EQ(stats->replicas[0].circuit, CircuitState::kClosed);
   // Sent with its circuit only (as an older sidecar does): the state is
   // the circuit's.

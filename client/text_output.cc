@@ -88,20 +88,25 @@ std::string ShortDuration(absl::Duration d) {
 }
 
 // Each replica's health: its share of reads, what choosing it costs, its
-// ejections and probes.
+// ejections and probes, its Retry-After back-off (what is left of it, "-"
+// when none is in force) and its overload answers.
 std::string HealthTable(const std::vector<ReplicaStats>& replicas, int width) {
   std::string text = absl::StrFormat(
-      "%-*s  %6s  %10s  %9s  %9s  %11s  %15s  %13s  %8s\n", width, "REPLICA",
-      "WEIGHT", "LATENCY", "COST_S", "FAIL_RATE", "EJECTED_FOR",
-      "EJECTIONS c/r/p", "PROBES ok/bad", "GIVE_UPS");
+      "%-*s  %6s  %10s  %9s  %9s  %11s  %15s  %13s  %8s  %10s  %16s\n", width,
+      "REPLICA", "WEIGHT", "LATENCY", "COST_S", "FAIL_RATE", "EJECTED_FOR",
+      "EJECTIONS c/r/p", "PROBES ok/bad", "GIVE_UPS", "BACKED_OFF",
+      "OVERLOAD 429/503");
   for (const ReplicaStats& r : replicas) {
     absl::StrAppendFormat(
-        &text, "%-*s  %6.3g  %10s  %9.3g  %9.3g  %11s  %15s  %13s  %8d\n",
+        &text,
+        "%-*s  %6.3g  %10s  %9.3g  %9.3g  %11s  %15s  %13s  %8d  %10s  %16s\n",
         width, r.url, r.weight, ShortDuration(r.latency), r.cost_seconds,
         r.failure_rate, ShortDuration(r.ejected_for),
         absl::StrCat(r.ejections_consecutive, "/", r.ejections_failure_rate,
                      "/", r.ejections_probe),
-        absl::StrCat(r.probes_passed, "/", r.probes_failed), r.give_ups);
+        absl::StrCat(r.probes_passed, "/", r.probes_failed), r.give_ups,
+        r.backed_off ? ShortDuration(r.back_off_remaining) : std::string("-"),
+        absl::StrCat(r.overload_answers_429, "/", r.overload_answers_503));
   }
   return text;
 }
@@ -130,18 +135,22 @@ std::string GiveUpTable(const SidecarStats& stats) {
 
 // A replica's health fields, proto names, for its JSON object.
 std::string ReplicaHealthJson(const ReplicaStats& r) {
-  return absl::StrCat("\"state\":", JsonString(ReplicaStateName(r.state)),
-                      ",\"ejections_consecutive\":", r.ejections_consecutive,
-                      ",\"ejections_failure_rate\":", r.ejections_failure_rate,
-                      ",\"ejections_probe\":", r.ejections_probe,
-                      ",\"give_ups\":", r.give_ups,
-                      ",\"probes_passed\":", r.probes_passed,
-                      ",\"probes_failed\":", r.probes_failed,
-                      ",\"weight\":", JsonNumber(r.weight),
-                      ",\"cost_seconds\":", JsonNumber(r.cost_seconds),
-                      ",\"latency\":", JsonDuration(r.latency),
-                      ",\"failure_rate\":", JsonNumber(r.failure_rate),
-                      ",\"ejected_for\":", JsonDuration(r.ejected_for));
+  return absl::StrCat(
+      "\"state\":", JsonString(ReplicaStateName(r.state)),
+      ",\"ejections_consecutive\":", r.ejections_consecutive,
+      ",\"ejections_failure_rate\":", r.ejections_failure_rate,
+      ",\"ejections_probe\":", r.ejections_probe, ",\"give_ups\":", r.give_ups,
+      ",\"probes_passed\":", r.probes_passed,
+      ",\"probes_failed\":", r.probes_failed,
+      ",\"weight\":", JsonNumber(r.weight),
+      ",\"cost_seconds\":", JsonNumber(r.cost_seconds),
+      ",\"latency\":", JsonDuration(r.latency),
+      ",\"failure_rate\":", JsonNumber(r.failure_rate),
+      ",\"ejected_for\":", JsonDuration(r.ejected_for),
+      ",\"backed_off\":", Bool(r.backed_off),
+      ",\"back_off_remaining\":", JsonDuration(r.back_off_remaining),
+      ",\"overload_answers_429\":", r.overload_answers_429,
+      ",\"overload_answers_503\":", r.overload_answers_503);
 }
 
 }  // namespace

@@ -108,6 +108,10 @@ SidecarStats SomeStats() {
   b.probes_failed = 5;
   b.give_ups = 7;
   b.ejected_for = absl::Seconds(8);
+  b.backed_off = true;
+  b.back_off_remaining = absl::Milliseconds(4500);
+  b.overload_answers_429 = 2;
+  b.overload_answers_503 = 1;
   stats.upstreams = {{"", absl::Milliseconds(60), true, 6},
                      {"profiles", absl::ZeroDuration(), false, 0}};
   return stats;
@@ -137,11 +141,14 @@ TEST(FormatStatsTableTest, CountersThenReplicas) {
       "          0\n"
       "\n"
       "REPLICA             WEIGHT     LATENCY     COST_S  FAIL_RATE"
-      "  EJECTED_FOR  EJECTIONS c/r/p  PROBES ok/bad  GIVE_UPS\n"
+      "  EJECTED_FOR  EJECTIONS c/r/p  PROBES ok/bad  GIVE_UPS  BACKED_OFF"
+      "  OVERLOAD 429/503\n"
       "http://a:1            0.55    12.345ms     0.0247        0.1"
-      "           1s            1/0/0            2/0         0\n"
+      "           1s            1/0/0            2/0         0           -"
+      "               0/0\n"
       "http://long-name:2       0       200ms        0.4       0.75"
-      "           8s            3/1/5            0/5         7\n"
+      "           8s            3/1/5            0/5         7        4.5s"
+      "               2/1\n"
       "\n"
       "UPSTREAM   GIVE_UP_AFTER  LEARNED  GIVE_UP_FALLBACKS\n"
       "(default)           60ms     true                  6\n"
@@ -169,14 +176,18 @@ TEST(FormatStatsJsonTest, OneObjectWithProtoFieldNames) {
             "\"give_ups\":0,\"probes_passed\":2,\"probes_failed\":0,"
             "\"weight\":0.55,\"cost_seconds\":0.0246913,"
             "\"latency\":\"0.012345678s\",\"failure_rate\":0.1,"
-            "\"ejected_for\":\"1s\"},"
+            "\"ejected_for\":\"1s\",\"backed_off\":false,"
+            "\"back_off_remaining\":\"0s\",\"overload_answers_429\":0,"
+            "\"overload_answers_503\":0},"
             "{\"url\":\"http://q\\\"uote\\\\d/\\u0001\",\"circuit\":\"open\","
             "\"generation\":3,\"attempts\":45,\"failures\":9,\"in_flight\":0,"
             "\"state\":\"ejected\",\"ejections_consecutive\":3,"
             "\"ejections_failure_rate\":1,\"ejections_probe\":5,"
             "\"give_ups\":7,\"probes_passed\":0,\"probes_failed\":5,"
             "\"weight\":0,\"cost_seconds\":0.4,\"latency\":\"0.2s\","
-            "\"failure_rate\":0.75,\"ejected_for\":\"8s\"}"
+            "\"failure_rate\":0.75,\"ejected_for\":\"8s\","
+            "\"backed_off\":true,\"back_off_remaining\":\"4.5s\","
+            "\"overload_answers_429\":2,\"overload_answers_503\":1}"
             "],\"upstreams\":["
             "{\"name\":\"\",\"give_up_after\":\"0.06s\","
             "\"give_up_learned\":true,\"give_up_fallbacks\":6},"

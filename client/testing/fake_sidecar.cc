@@ -213,6 +213,10 @@ v1::GetStatsResponse CannedStats() {
   SetDuration(absl::Milliseconds(40), b->mutable_latency());
   b->set_failure_rate(0.75);
   SetDuration(absl::Seconds(4), b->mutable_ejected_for());
+  b->set_backed_off(true);
+  SetDuration(absl::Seconds(3), b->mutable_back_off_remaining());
+  b->set_overload_answers_429(5);
+  b->set_overload_answers_503(6);
   v1::UpstreamStats* upstream = stats.add_upstreams();
   upstream->set_name("");
   SetDuration(absl::Milliseconds(60), upstream->mutable_give_up_after());

@@ -14,6 +14,13 @@ int64_t NanosSinceEpoch(absl::Time t) {
   return absl::ToInt64Nanoseconds(t - absl::UnixEpoch());
 }
 
+absl::Time FromNanos(int64_t nanos) {
+  if (nanos == std::numeric_limits<int64_t>::min()) {
+    return absl::InfinitePast();
+  }
+  return absl::UnixEpoch() + absl::Nanoseconds(nanos);
+}
+
 // splitmix64: a well-mixed 64-bit value from a counter.
 uint64_t Mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -155,7 +162,7 @@ bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
   return false;
 }
 
-void ReplicaPicker::BackOff(size_t replica, absl::Time until) {
+absl::Time ReplicaPicker::BackOff(size_t replica, absl::Time until) {
   const int64_t nanos = NanosSinceEpoch(until);
   std::atomic<int64_t>& end = backed_off_until_[replica];
   int64_t current = end.load(std::memory_order_relaxed);
@@ -163,6 +170,12 @@ void ReplicaPicker::BackOff(size_t replica, absl::Time until) {
          !end.compare_exchange_weak(current, nanos,
                                     std::memory_order_relaxed)) {
   }
+  // The end the exchange replaced, or the later one that stands.
+  return FromNanos(current);
+}
+
+absl::Time ReplicaPicker::BackedOffUntil(size_t replica) const {
+  return FromNanos(backed_off_until_[replica].load(std::memory_order_relaxed));
 }
 
 bool ReplicaPicker::BackedOff(size_t replica, absl::Time now) const {

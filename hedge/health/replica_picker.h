@@ -100,10 +100,15 @@ class ReplicaPicker {
 
   // `replica` asked to be left alone until `until` (see Back-off above);
   // a later time than one already set extends it, an earlier one does not
-  // shorten it. REQUIRES: replica < size()
-  void BackOff(size_t replica, absl::Time until);
+  // shorten it. Returns the end in force before the call (InfinitePast
+  // when it was never backed off): at or before the caller's now, this
+  // call began a back-off. REQUIRES: replica < size()
+  absl::Time BackOff(size_t replica, absl::Time until);
   // True while `replica` is backed off at `now`.
   bool BackedOff(size_t replica, absl::Time now) const;
+  // When `replica`'s back-off ends (ended), or InfinitePast when it was
+  // never backed off. REQUIRES: replica < size()
+  absl::Time BackedOffUntil(size_t replica) const;
 
   // No scan returns `replica` from now on; attempts already on it go on.
   // REQUIRES: replica < size()

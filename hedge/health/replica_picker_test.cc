@@ -673,5 +673,25 @@ TEST(ReplicaPickerTest, BackOffNeverBringsBackAnEjectedReplica) {
   EXPECT_EQ(PrimaryCounts(replicas, 2, 10, At(0)), (std::vector<int>{0, 10}));
 }
 
+TEST(ReplicaPickerTest, BackOffSaysWhetherItBeganAndWhenItEnds) {
+  Replicas replicas(2);
+  ReplicaPicker& picker = replicas.picker();
+  EXPECT_EQ(picker.BackedOffUntil(1), absl::InfinitePast());
+  // Never backed off before: it begins.
+  EXPECT_EQ(picker.BackOff(1, At(5000)), absl::InfinitePast());
+  EXPECT_EQ(picker.BackedOffUntil(1), At(5000));
+  // At 1 s, a longer wait extends it (the end before: 5 s, still ahead).
+  EXPECT_EQ(picker.BackOff(1, At(8000)), At(5000));
+  EXPECT_EQ(picker.BackedOffUntil(1), At(8000));
+  // A shorter one changes nothing.
+  EXPECT_EQ(picker.BackOff(1, At(6000)), At(8000));
+  EXPECT_EQ(picker.BackedOffUntil(1), At(8000));
+  EXPECT_TRUE(picker.BackedOff(1, At(7999)));
+  EXPECT_FALSE(picker.BackedOff(1, At(8000)));
+  // Once over, the end stays readable; a new one begins after it.
+  EXPECT_EQ(picker.BackOff(1, At(12000)), At(8000));
+  EXPECT_EQ(picker.BackedOffUntil(0), absl::InfinitePast());
+}
+
 }  // namespace
 }  // namespace tailgate::hedge

@@ -140,6 +140,18 @@ struct NameLookup {
   std::vector<std::string> addresses;
 };
 
+// A replica entering or leaving a Retry-After back-off (ReplicaPicker,
+// Back-off), as the engine took it.
+struct BackOffChange {
+  bool backed_off = false;  // true: it began; false: it ended
+  // Began: the overload answer's status (429, 503) and the wait it asked
+  // for (capped at kMaxRetryAfter). Ended: zero.
+  int status = 0;
+  absl::Duration retry_after;
+  // Ended: how long it was backed off, extensions included. Began: zero.
+  absl::Duration lasted;
+};
+
 // Lifecycle events worth a log line. Must not block.
 class EngineObserver {
  public:
@@ -156,6 +168,14 @@ class EngineObserver {
   virtual void OnNameLookup(const std::string& /*upstream*/,
                             const std::string& /*name*/,
                             const NameLookup& /*lookup*/) {}
+  // A replica of `upstream` began or ended a Retry-After back-off, on the
+  // engine's loop thread: one call as it begins (a later Retry-After that
+  // extends it makes none) and one as it ends, when the loop next runs
+  // its timers after that. A back-off in force when the engine stops
+  // makes no end call.
+  virtual void OnReplicaBackOff(const std::string& /*upstream*/,
+                                const std::string& /*replica*/,
+                                const BackOffChange& /*change*/) {}
 };
 
 class Engine {

@@ -22,6 +22,8 @@ void ReplicaCounters::CopyTo(ReplicaSnapshot& replica) const {
   replica.probes_passed = Load(probes_passed);
   replica.probes_failed = Load(probes_failed);
   replica.in_flight = Load(in_flight);
+  replica.overload_answers_429 = Load(overload_answers_429);
+  replica.overload_answers_503 = Load(overload_answers_503);
   replica.attempt_duration = attempt_duration.Snapshot();
 }
 

@@ -25,10 +25,21 @@ struct ReplicaCounters {
   std::atomic<uint64_t> probes_passed{0};
   std::atomic<uint64_t> probes_failed{0};
   std::atomic<int64_t> in_flight{0};
+  // Its overload answers (IsOverloadAnswer): 429, 503.
+  std::atomic<uint64_t> overload_answers_429{0};
+  std::atomic<uint64_t> overload_answers_503{0};
   LatencyHistogram attempt_duration;
 
   void CountAttempt(AttemptKind kind) {
     attempts[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+  // An overload answer of `status` (429 or 503; any other is not counted).
+  void CountOverloadAnswer(int status) {
+    if (status == 429) {
+      overload_answers_429.fetch_add(1, std::memory_order_relaxed);
+    } else if (status == 503) {
+      overload_answers_503.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   // Copies the counters into `replica` (its names are the caller's).
   void CopyTo(ReplicaSnapshot& replica) const;

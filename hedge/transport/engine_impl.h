@@ -46,16 +46,17 @@ namespace tailgate::hedge::transport {
 enum class TimerKind : uint64_t {
   kHedge = 0,
   kDeadline = 1,
-  kGiveUp = 2,  // the read's give-up point
-  kProbe = 3,   // a probe's give-up point (the id is the probe's)
+  kGiveUp = 2,      // the read's give-up point
+  kProbe = 3,       // a probe's give-up point (the id is the probe's)
+  kBackOffEnd = 4,  // a replica's back-off end (the id is its watch's)
 };
 
 inline uint64_t TimerKey(uint64_t id, TimerKind kind) {
-  return (id << 2) | static_cast<uint64_t>(kind);
+  return (id << 3) | static_cast<uint64_t>(kind);
 }
-inline uint64_t TimerId(uint64_t key) { return key >> 2; }
+inline uint64_t TimerId(uint64_t key) { return key >> 3; }
 inline TimerKind TimerKindOf(uint64_t key) {
-  return static_cast<TimerKind>(key & 3);
+  return static_cast<TimerKind>(key & 7);
 }
 
 class EngineImpl final : public Engine, private CurlLoop::Callbacks {
@@ -64,6 +65,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
              discovery::Resolver* resolver)
       : config_(std::move(config)),
         clock_(loop.clock()),
+        observer_(observer),
         own_resolver_(resolver == nullptr
                           ? std::make_unique<discovery::SystemResolver>()
                           : nullptr),
@@ -166,6 +168,14 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   void EndProbe(Probe& probe, std::optional<AttemptOutcome> outcome,
                 absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void CountFailure(Upstream& upstream, size_t replica);
+  // A failed attempt's overload answer (429, 503): counted, and its
+  // Retry-After backs the replica off (ReplicaPicker, Back-off).
+  void OnOverloadAnswer(Read& read, AttemptSlot& slot, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
+  // A back-off watch's timer: the end reported, or the timer re-armed for
+  // an extended back-off.
+  void OnBackOffEnd(uint64_t watch_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void Uncount(ReplicaCounters& replica);
   void Detach(AttemptSlot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_thread_);
   void CompleteUnstarted(Read& read)
@@ -174,6 +184,7 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
   // Constant after construction (config_.upstreams: the sets at start).
   const EngineConfig config_;
   Clock& clock_;
+  EngineObserver* const observer_;                           // may be null
   const std::unique_ptr<discovery::Resolver> own_resolver_;  // may be null
   // The current replica sets; safe from any thread.
   UpstreamDirectory upstreams_;
@@ -191,6 +202,21 @@ class EngineImpl final : public Engine, private CurlLoop::Callbacks {
       ABSL_GUARDED_BY(loop_thread_);
   absl::flat_hash_map<uint64_t, std::unique_ptr<Probe>> probes_
       ABSL_GUARDED_BY(loop_thread_);
+  // Replicas backed off now, each watched by a timer at its back-off's
+  // end so that the observer hears it end; by watch id, and by the
+  // upstream generation and replica index.
+  struct BackOffWatch {
+    std::weak_ptr<Upstream> upstream;
+    std::string upstream_name;
+    std::string replica_label;
+    size_t replica = 0;
+    absl::Time began;
+  };
+  absl::flat_hash_map<uint64_t, BackOffWatch> back_off_watches_
+      ABSL_GUARDED_BY(loop_thread_);
+  absl::flat_hash_map<std::pair<const Upstream*, size_t>, uint64_t>
+      back_off_watch_of_ ABSL_GUARDED_BY(loop_thread_);
+  uint64_t next_back_off_watch_ ABSL_GUARDED_BY(loop_thread_) = 1;
   // Coalescing: the callers waiting on a shared fetch (the fetches
   // themselves are in reads_), and each fetch that may still be joined,
   // by its upstream generation and CoalesceKey.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "hedge/decision/read_decision.h"
 #include "hedge/health/retry_after.h"
+#include "hedge/hygiene/replica_url.h"
 #include "hedge/transport/attempt_slots.h"
 #include "hedge/transport/curl/curl_loop.h"
 #include "hedge/transport/curl/curl_support.h"
@@ -64,6 +66,10 @@ void EngineImpl::OnTimer(uint64_t key) {
   const TimerKind kind = TimerKindOf(key);
   if (kind == TimerKind::kProbe) {
     OnProbeGiveUp(TimerId(key));
+    return;
+  }
+  if (kind == TimerKind::kBackOffEnd) {
+    OnBackOffEnd(TimerId(key));
     return;
   }
   auto it = reads_.find(TimerId(key));
@@ -128,15 +134,7 @@ void EngineImpl::OnTransferDone(CURL* easy, CURLcode result) {
     read.upstream.warm().ForgetPeerOf(easy);
     if (outcome == AttemptOutcome::kServerError &&
         IsOverloadAnswer(slot->http.status())) {
-      // It asked for time: no attempt goes to it until then while
-      // another replica serves (ReplicaPicker, back-off). A date is read
-      // against the wall clock; the wait counts on the engine's.
-      const std::optional<absl::Duration> wait = ParseRetryAfter(
-          slot->http.HeaderValue("Retry-After"), absl::Now());
-      if (wait.has_value() && *wait > absl::ZeroDuration()) {
-        read.upstream.picker().BackOff(read.replica(slot->index),
-                                       now + *wait);
-      }
+      OnOverloadAnswer(read, *slot, now);
     }
   }
   if (slot->index == 0) {
@@ -195,6 +193,12 @@ void EngineImpl::OnStop() {
   ids.clear();
   for (const auto& [id, probe] : probes_) ids.push_back(id);
   for (uint64_t id : ids) EndProbe(*probes_[id], std::nullopt, now);
+  // Back-offs in force end with the engine, unreported.
+  for (const auto& [id, watch] : back_off_watches_) {
+    loop_.CancelTimer(TimerKey(id, TimerKind::kBackOffEnd));
+  }
+  back_off_watches_.clear();
+  back_off_watch_of_.clear();
 }
 
 void EngineImpl::Execute(Read& read, const Actions& actions) {
@@ -400,6 +404,87 @@ void EngineImpl::CountTimerHedgeWin(Read& read, absl::Time now) {
 void EngineImpl::CountFailure(Upstream& upstream, size_t replica) {
   Bump(upstream.counters(replica).failures);
   Bump(counters_.backend_failures);
+}
+
+void EngineImpl::OnOverloadAnswer(Read& read, AttemptSlot& slot,
+                                  absl::Time now) {
+  const int status = slot.http.status();
+  const size_t replica = read.replica(slot.index);
+  read.counters(slot.index).CountOverloadAnswer(status);
+  // It asked for time: no attempt goes to it until then while another
+  // replica serves (ReplicaPicker, back-off). A date is read against the
+  // wall clock; the wait counts on the engine's.
+  const std::optional<absl::Duration> wait =
+      ParseRetryAfter(slot.http.HeaderValue("Retry-After"), absl::Now());
+  if (!wait.has_value() || *wait <= absl::ZeroDuration()) return;
+  const absl::Time until = now + *wait;
+  const absl::Time before = read.upstream.picker().BackOff(replica, until);
+  if (before > now) return;  // extended: no change of state
+  const std::string label =
+      hygiene::ReplicaLabel(read.upstream.replica(replica));
+  const std::pair<const Upstream*, size_t> key{&read.upstream, replica};
+  auto it = back_off_watch_of_.find(key);
+  if (it != back_off_watch_of_.end()) {
+    // Its last back-off ended before its watch's timer fired: that end
+    // first. The watch goes on for this one (it re-arms when it fires),
+    // unless it was a freed generation's at the same address.
+    BackOffWatch& watch = back_off_watches_[it->second];
+    if (observer_ != nullptr) {
+      observer_->OnReplicaBackOff(
+          watch.upstream_name, watch.replica_label,
+          {false, 0, absl::ZeroDuration(),
+           std::max(before, watch.began) - watch.began});
+    }
+    if (watch.upstream.lock().get() == &read.upstream) {
+      watch.began = now;
+    } else {
+      loop_.CancelTimer(TimerKey(it->second, TimerKind::kBackOffEnd));
+      back_off_watches_.erase(it->second);
+      back_off_watch_of_.erase(it);
+      it = back_off_watch_of_.end();
+    }
+  }
+  if (it == back_off_watch_of_.end()) {
+    const uint64_t id = next_back_off_watch_++;
+    back_off_watches_.emplace(
+        id, BackOffWatch{read.held_upstream, read.upstream.name(), label,
+                         replica, now});
+    back_off_watch_of_.emplace(key, id);
+    loop_.ArmTimer(until, TimerKey(id, TimerKind::kBackOffEnd));
+  }
+  if (observer_ != nullptr) {
+    observer_->OnReplicaBackOff(read.upstream.name(), label,
+                                {true, status, *wait, absl::ZeroDuration()});
+  }
+}
+
+void EngineImpl::OnBackOffEnd(uint64_t watch_id) {
+  auto it = back_off_watches_.find(watch_id);
+  if (it == back_off_watches_.end()) return;
+  BackOffWatch& watch = it->second;
+  const absl::Time now = clock_.Now();
+  const std::shared_ptr<Upstream> upstream = watch.upstream.lock();
+  absl::Time end = now;
+  if (upstream != nullptr) {
+    end = upstream->picker().BackedOffUntil(watch.replica);
+    if (end > now) {
+      // Extended by a later Retry-After.
+      loop_.ArmTimer(end, TimerKey(watch_id, TimerKind::kBackOffEnd));
+      return;
+    }
+    back_off_watch_of_.erase({upstream.get(), watch.replica});
+  } else {
+    // A reload replaced its set (whose back-offs went with it).
+    absl::erase_if(back_off_watch_of_, [watch_id](const auto& entry) {
+      return entry.second == watch_id;
+    });
+  }
+  if (observer_ != nullptr) {
+    observer_->OnReplicaBackOff(watch.upstream_name, watch.replica_label,
+                                {false, 0, absl::ZeroDuration(),
+                                 std::max(end, watch.began) - watch.began});
+  }
+  back_off_watches_.erase(it);
 }
 
 void EngineImpl::Uncount(ReplicaCounters& replica) {

@@ -34,6 +34,14 @@ struct ReplicaSnapshot {
   uint64_t probes_failed = 0;
   int64_t in_flight = 0;
   HistogramSnapshot attempt_duration;
+  // Retry-After back-off (ReplicaPicker, Back-off): whether it is backed
+  // off now, and for how much longer (zero when not).
+  bool backed_off = false;
+  absl::Duration back_off_remaining;
+  // Its overload answers since start, by status (with or without
+  // Retry-After).
+  uint64_t overload_answers_429 = 0;
+  uint64_t overload_answers_503 = 0;
 };
 
 // One replica set's totals and the policy values in force now.

@@ -180,6 +180,10 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
     replica.circuit = replicas_[i]->breaker.Snapshot(now);
     replica.load = replicas_[i]->load.Snapshot(now);
     replicas_[i]->counters.CopyTo(replica);
+    replica.backed_off = picker_->BackedOff(i, now);
+    replica.back_off_remaining = replica.backed_off
+                                     ? picker_->BackedOffUntil(i) - now
+                                     : absl::ZeroDuration();
   }
 }
 

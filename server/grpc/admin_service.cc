@@ -64,6 +64,10 @@ void FillHealth(const hedge::ReplicaSnapshot& replica, v1::ReplicaStats* out) {
                             : static_cast<double>(circuit.window_failures) /
                                   static_cast<double>(circuit.window_outcomes));
   SetDuration(circuit.ejected_for, out->mutable_ejected_for());
+  out->set_backed_off(replica.backed_off);
+  SetDuration(replica.back_off_remaining, out->mutable_back_off_remaining());
+  out->set_overload_answers_429(replica.overload_answers_429);
+  out->set_overload_answers_503(replica.overload_answers_503);
 }
 
 void FillStats(const hedge::EngineSnapshot& engine,

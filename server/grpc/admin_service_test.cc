@@ -97,6 +97,10 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   a.probes_failed = 5;
   a.load.latency = absl::Microseconds(2500);
   a.load.cost_seconds = 0.0075;
+  a.backed_off = true;
+  a.back_off_remaining = absl::Milliseconds(2500);
+  a.overload_answers_429 = 6;
+  a.overload_answers_503 = 2;
   hedge::UpstreamSnapshot profiles;
   profiles.name = "profiles";
   profiles.requests = 5;
@@ -166,6 +170,13 @@ TEST_F(AdminServiceTest, StatsCarryEveryField) {
   EXPECT_DOUBLE_EQ(first.failure_rate(), 0.25);
   EXPECT_EQ(first.ejected_for().seconds(), 4);
   EXPECT_EQ(first.ejected_for().nanos(), 0);
+  EXPECT_TRUE(first.backed_off());
+  EXPECT_EQ(first.back_off_remaining().seconds(), 2);
+  EXPECT_EQ(first.back_off_remaining().nanos(), 500'000'000);
+  EXPECT_EQ(first.overload_answers_429(), 6u);
+  EXPECT_EQ(first.overload_answers_503(), 2u);
+  EXPECT_FALSE(stats.replicas(1).backed_off());
+  EXPECT_EQ(stats.replicas(1).back_off_remaining().seconds(), 0);
   EXPECT_EQ(stats.replicas(1).upstream(), "");
   EXPECT_EQ(stats.replicas(1).circuit(), v1::CIRCUIT_STATE_CLOSED);
   EXPECT_EQ(stats.replicas(1).state(), v1::REPLICA_STATE_SERVING);

@@ -67,6 +67,54 @@ void CircuitLog::OnCircuitTransition(
   }
 }
 
+void CircuitLog::OnReplicaBackOff(const std::string& upstream,
+                                  const std::string& replica,
+                                  const hedge::BackOffChange& change) {
+  const absl::Time now = clock_.Now();
+  bool log_line = false;
+  uint64_t unlogged = 0;
+  {
+    hedge::MutexLock lock(&mu_);
+    const std::pair<std::string, std::string> key{upstream, replica};
+    if (!back_offs_.contains(key)) ForgetQuiet(now);
+    BackOffs& back_offs = back_offs_[key];
+    back_offs.last_heard = now;
+    if (change.backed_off) {
+      if (back_offs.last_line.has_value() &&
+          now - *back_offs.last_line < kReminderInterval) {
+        back_offs.logged = false;
+        ++back_offs.unlogged;
+      } else {
+        log_line = true;
+        unlogged = back_offs.unlogged;
+        back_offs.logged = true;
+        back_offs.last_line = now;
+        back_offs.unlogged = 0;
+      }
+    } else {
+      log_line = back_offs.logged;
+      back_offs.logged = false;
+    }
+  }
+  if (!log_line) return;
+  if (!change.backed_off) {
+    log_.Info("replica_back_off_ended", {{"upstream", upstream},
+                                         {"replica", replica},
+                                         {"for", Rounded(change.lasted)}});
+  } else if (unlogged > 0) {
+    log_.Warn("replica_backed_off", {{"upstream", upstream},
+                                     {"replica", replica},
+                                     {"status", change.status},
+                                     {"retry_after", change.retry_after},
+                                     {"back_offs_unlogged", unlogged}});
+  } else {
+    log_.Warn("replica_backed_off", {{"upstream", upstream},
+                                     {"replica", replica},
+                                     {"status", change.status},
+                                     {"retry_after", change.retry_after}});
+  }
+}
+
 CircuitLog::Decision CircuitLog::Decide(
     const std::pair<std::string, std::string>& key,
     const hedge::CircuitTransition& transition, absl::Time now) {
@@ -128,6 +176,9 @@ CircuitLog::Decision CircuitLog::Decide(
 
 void CircuitLog::ForgetQuiet(absl::Time now) {
   absl::erase_if(replicas_, [now](const auto& entry) {
+    return now - entry.second.last_heard > kForgetAfter;
+  });
+  absl::erase_if(back_offs_, [now](const auto& entry) {
     return now - entry.second.last_heard > kForgetAfter;
   });
 }

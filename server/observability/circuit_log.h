@@ -26,6 +26,21 @@
 // ejection ended with no probe yet (probes copy live reads; none came)
 // makes no transition and so no reminder: the log says nothing new.
 //
+// Retry-After back-offs (hedge/health/replica_picker.h, Back-off) are
+// logged the same way, one line as a back-off begins and one as it ends:
+//
+//   level=warn event=replica_backed_off upstream=""
+//     replica=http://10.0.0.7:8080 status=503 retry_after=5s
+//   level=info event=replica_back_off_ended upstream=""
+//     replica=http://10.0.0.7:8080 for=5s
+//
+// `retry_after` is the wait the answer asked for (at most 30 s); `for` how
+// long the back-off lasted, later Retry-Afters that extended it included.
+// A replica that backs off again less than kReminderInterval after its
+// last logged replica_backed_off line logs neither line for it: such
+// back-offs are counted, and the next one logged carries
+// `back_offs_unlogged`, how many went unlogged since the last.
+//
 // Time: the once-per-interval rule reads the injected monotonic clock.
 //
 // Thread safety: safe from any thread (the engine calls it on whichever
@@ -71,6 +86,9 @@ class CircuitLog final : public hedge::EngineObserver {
                            const std::string& replica,
                            const hedge::CircuitTransition& transition) override
       ABSL_LOCKS_EXCLUDED(mu_);
+  void OnReplicaBackOff(const std::string& upstream, const std::string& replica,
+                        const hedge::BackOffChange& change) override
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // What is known of one replica: out of service or not, since when.
@@ -90,6 +108,14 @@ class CircuitLog final : public hedge::EngineObserver {
     Outage outage;  // as it was when decided
   };
 
+  // What is known of one replica's back-offs.
+  struct BackOffs {
+    bool logged = false;                  // the back-off in force had its line
+    std::optional<absl::Time> last_line;  // its last replica_backed_off
+    uint64_t unlogged = 0;                // back-offs since, unlogged
+    absl::Time last_heard;
+  };
+
   Decision Decide(const std::pair<std::string, std::string>& key,
                   const hedge::CircuitTransition& transition, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -102,6 +128,8 @@ class CircuitLog final : public hedge::EngineObserver {
   hedge::Mutex mu_;
   // By (upstream, replica).
   absl::flat_hash_map<std::pair<std::string, std::string>, Outage> replicas_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::pair<std::string, std::string>, BackOffs> back_offs_
       ABSL_GUARDED_BY(mu_);
 };
 

@@ -218,5 +218,60 @@ TEST_F(CircuitLogTest, ForgetsAReplicaNotHeardOfForLong) {
             "replica=http://a:1 from=probing to=serving generation=3");
 }
 
+hedge::BackOffChange BackedOff(int status, absl::Duration retry_after) {
+  return {true, status, retry_after, absl::ZeroDuration()};
+}
+hedge::BackOffChange BackOffEnded(absl::Duration lasted) {
+  return {false, 0, absl::ZeroDuration(), lasted};
+}
+
+TEST_F(CircuitLogTest, ABackOffIsALineAsItBeginsAndOneAsItEnds) {
+  observer_->OnReplicaBackOff("", kUrl, BackedOff(503, absl::Seconds(5)));
+  EXPECT_THAT(Lines(),
+              ElementsAre("level=warn event=replica_backed_off upstream=\"\" "
+                          "replica=http://a:8001 status=503 retry_after=5s"));
+  clock_.Advance(absl::Seconds(7));
+  observer_->OnReplicaBackOff("", kUrl, BackOffEnded(absl::Seconds(7)));
+  EXPECT_THAT(Lines(), ElementsAre("level=info event=replica_back_off_ended "
+                                   "upstream=\"\" replica=http://a:8001 "
+                                   "for=7s"));
+}
+
+// A replica that asks for a second at a time: a pair of lines a minute at
+// most, the next one counting those left out.
+TEST_F(CircuitLogTest, BackOffsWithinAMinuteOfTheLastLineAreCounted) {
+  observer_->OnReplicaBackOff("blue", kUrl, BackedOff(429, absl::Seconds(1)));
+  clock_.Advance(absl::Seconds(1));
+  observer_->OnReplicaBackOff("blue", kUrl, BackOffEnded(absl::Seconds(1)));
+  EXPECT_EQ(Lines().size(), 2u);
+  for (int i = 0; i < 29; ++i) {
+    clock_.Advance(absl::Seconds(1));
+    observer_->OnReplicaBackOff("blue", kUrl, BackedOff(429, absl::Seconds(1)));
+    clock_.Advance(absl::Seconds(1));
+    observer_->OnReplicaBackOff("blue", kUrl, BackOffEnded(absl::Seconds(1)));
+  }
+  EXPECT_THAT(Lines(), IsEmpty());
+  // Another replica has its own clock.
+  observer_->OnReplicaBackOff("blue", "http://b:1",
+                              BackedOff(429, absl::Seconds(2)));
+  EXPECT_EQ(Lines().size(), 1u);
+  clock_.Advance(absl::Seconds(1));  // a minute after the first line
+  observer_->OnReplicaBackOff("blue", kUrl, BackedOff(429, absl::Seconds(1)));
+  EXPECT_THAT(Lines(),
+              ElementsAre("level=warn event=replica_backed_off upstream=blue "
+                          "replica=http://a:8001 status=429 retry_after=1s "
+                          "back_offs_unlogged=29"));
+  clock_.Advance(absl::Seconds(3));
+  observer_->OnReplicaBackOff("blue", kUrl, BackOffEnded(absl::Seconds(3)));
+  EXPECT_THAT(Lines(), ElementsAre("level=info event=replica_back_off_ended "
+                                   "upstream=blue replica=http://a:8001 "
+                                   "for=3s"));
+}
+
+TEST_F(CircuitLogTest, AnEndWithNoBeginHeardIsNotLogged) {
+  observer_->OnReplicaBackOff("", kUrl, BackOffEnded(absl::Seconds(1)));
+  EXPECT_THAT(Lines(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace tailgate::server

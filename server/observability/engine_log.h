@@ -1,6 +1,6 @@
-// EngineLog: the sidecar's engine observer. Replica health goes to
-// CircuitLog, lookups of replica names to DiscoveryLog; each rate-limits
-// its own lines.
+// EngineLog: the sidecar's engine observer. Replica health (Retry-After
+// back-offs included) goes to CircuitLog, lookups of replica names to
+// DiscoveryLog; each rate-limits its own lines.
 //
 // Thread safety: as CircuitLog and DiscoveryLog: safe from any thread.
 
@@ -25,6 +25,10 @@ class EngineLog final : public hedge::EngineObserver {
       const std::string& upstream, const std::string& replica,
       const hedge::CircuitTransition& transition) override {
     circuits_.OnCircuitTransition(upstream, replica, transition);
+  }
+  void OnReplicaBackOff(const std::string& upstream, const std::string& replica,
+                        const hedge::BackOffChange& change) override {
+    circuits_.OnReplicaBackOff(upstream, replica, change);
   }
   void OnNameLookup(const std::string& upstream, const std::string& name,
                     const hedge::NameLookup& lookup) override {

@@ -81,6 +81,21 @@ MetricFamily Probes(const hedge::EngineSnapshot& engine) {
   return family;
 }
 
+MetricFamily OverloadAnswers(const hedge::EngineSnapshot& engine) {
+  MetricFamily family =
+      Family("tailgate_replica_overload_answers_total",
+             "Overload answers of the replica, by status: 429, 503 (with or "
+             "without Retry-After).",
+             MetricType::Counter);
+  for (const ReplicaSnapshot& replica : engine.replicas) {
+    family.metric.push_back(Counter(replica.overload_answers_429,
+                                    ReplicaAnd(replica, "status", "429")));
+    family.metric.push_back(Counter(replica.overload_answers_503,
+                                    ReplicaAnd(replica, "status", "503")));
+  }
+  return family;
+}
+
 }  // namespace
 
 void AddReplicaHealth(const hedge::EngineSnapshot& engine,
@@ -115,6 +130,22 @@ void AddReplicaHealth(const hedge::EngineSnapshot& engine,
       MetricType::Gauge, engine, [](const ReplicaSnapshot& r) {
         return Gauge(absl::ToDoubleSeconds(r.load.latency), Replica(r));
       }));
+  families.push_back(PerReplica(
+      "tailgate_replica_backed_off",
+      "1 while the replica is backed off by a Retry-After (no hedge nor "
+      "fallback, no primary while another serving replica is not backed "
+      "off), else 0.",
+      MetricType::Gauge, engine, [](const ReplicaSnapshot& r) {
+        return Gauge(r.backed_off ? 1 : 0, Replica(r));
+      }));
+  families.push_back(PerReplica(
+      "tailgate_replica_back_off_remaining_seconds",
+      "How much longer the replica's Retry-After back-off lasts (0 when not "
+      "backed off).",
+      MetricType::Gauge, engine, [](const ReplicaSnapshot& r) {
+        return Gauge(absl::ToDoubleSeconds(r.back_off_remaining), Replica(r));
+      }));
+  families.push_back(OverloadAnswers(engine));
   families.push_back(PerUpstream(
       "tailgate_give_up_seconds",
       "The give-up point now: how long a primary may run before the read "

@@ -56,6 +56,12 @@
 //   tailgate_replica_weight                   share of reads now (ramp-up)
 //   tailgate_replica_cost_seconds             load-aware choice's cost
 //   tailgate_replica_latency_seconds          recent latency estimate
+//   tailgate_replica_backed_off               1 while backed off by a
+//                                             Retry-After, else 0
+//   tailgate_replica_back_off_remaining_seconds
+//                                             what is left of it
+//   tailgate_replica_overload_answers_total{status}
+//                                             429, 503
 // and each upstream's request coalescing (`coalesce`):
 //   tailgate_coalesced_reads_total{upstream}  reads that joined a fetch
 //                                             already in flight

@@ -172,6 +172,9 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_replica_weight", "gauge"},
       {"tailgate_replica_cost_seconds", "gauge"},
       {"tailgate_replica_latency_seconds", "gauge"},
+      {"tailgate_replica_backed_off", "gauge"},
+      {"tailgate_replica_back_off_remaining_seconds", "gauge"},
+      {"tailgate_replica_overload_answers_total", "counter"},
       {"tailgate_give_up_seconds", "gauge"},
       {"tailgate_give_up_fallbacks_total", "counter"},
       {"tailgate_coalesced_reads_total", "counter"},
@@ -417,6 +420,37 @@ TEST(MetricsTest, ReplicaHealthHasAStateSeriesPerStateAndItsCounters) {
            "tailgate_coalesce_fetches_saved_total{upstream=\"\"} 48",
            "tailgate_coalesced_reads_total{upstream=\"off\"} 0",
            "tailgate_circuit_state{upstream=\"\",replica=\"http://a:8001\"} 1",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
+  }
+}
+
+TEST(MetricsTest, BackOffAndOverloadAnswersAreShownByReplica) {
+  hedge::EngineSnapshot engine = Busy();
+  hedge::ReplicaSnapshot& b = engine.replicas[1];
+  b.backed_off = true;
+  b.back_off_remaining = absl::Milliseconds(2500);
+  b.overload_answers_429 = 7;
+  b.overload_answers_503 = 3;
+  engine.replicas[0].overload_answers_503 = 1;
+  const std::string text = RenderMetrics(engine, {});
+  for (const char* line : {
+           "tailgate_replica_backed_off{upstream=\"\",replica=\"http://"
+           "a:8001\"} 0",
+           "tailgate_replica_backed_off{upstream=\"\",replica=\"http://"
+           "b:8002\"} 1",
+           "tailgate_replica_back_off_remaining_seconds{upstream=\"\","
+           "replica=\"http://a:8001\"} 0",
+           "tailgate_replica_back_off_remaining_seconds{upstream=\"\","
+           "replica=\"http://b:8002\"} 2.5",
+           "tailgate_replica_overload_answers_total{upstream=\"\",replica=\""
+           "http://a:8001\",status=\"429\"} 0",
+           "tailgate_replica_overload_answers_total{upstream=\"\",replica=\""
+           "http://a:8001\",status=\"503\"} 1",
+           "tailgate_replica_overload_answers_total{upstream=\"\",replica=\""
+           "http://b:8002\",status=\"429\"} 7",
+           "tailgate_replica_overload_answers_total{upstream=\"\",replica=\""
+           "http://b:8002\",status=\"503\"} 3",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\nin:\n" << text;
   }

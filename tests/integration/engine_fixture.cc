@@ -130,24 +130,26 @@ void EngineFixture::StartEngine(hedge::EngineConfig config) {
 
 void EngineFixture::StartEngineWithUrls(hedge::EngineConfig config,
                                         const std::vector<std::string>& urls,
-                                        hedge::Clock& clock) {
+                                        hedge::Clock& clock,
+                                        hedge::EngineObserver* observer) {
   absl::StatusOr<std::vector<hygiene::ReplicaUrl>> parsed =
       hygiene::ParseReplicaList(absl::StrJoin(urls, ","));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   if (config.upstreams.empty()) config.upstreams.resize(1);
   config.upstreams[0].replicas = *parsed;
   absl::StatusOr<std::unique_ptr<hedge::Engine>> engine =
-      CreateEngine(std::move(config), clock);
+      CreateEngine(std::move(config), clock, observer);
   ASSERT_TRUE(engine.ok()) << engine.status();
   engine_ = std::move(*engine);
 }
 
 absl::StatusOr<std::unique_ptr<hedge::Engine>> EngineFixture::CreateEngine(
-    hedge::EngineConfig config, hedge::Clock& clock) {
+    hedge::EngineConfig config, hedge::Clock& clock,
+    hedge::EngineObserver* observer) {
   engine_.reset();  // a test may restart the engine with another config
   loop_ = std::make_unique<hedge::transport::CurlLoop>(clock);
   if (absl::Status started = loop_->Start(); !started.ok()) return started;
-  return hedge::Engine::Create(std::move(config), *loop_);
+  return hedge::Engine::Create(std::move(config), *loop_, observer);
 }
 
 hedge::EngineRead EngineFixture::Get(std::string target) const {

@@ -88,14 +88,17 @@ class EngineFixture : public ::testing::Test {
   // are replaced by one default set).
   void StartEngine(hedge::EngineConfig config = DefaultConfig());
   // Like StartEngine, with the replica set given as URLs: a replica with a
-  // base path, a port that refuses connections... and an optional clock.
+  // base path, a port that refuses connections... and an optional clock
+  // and observer (which must outlive the engine).
   void StartEngineWithUrls(hedge::EngineConfig config,
                            const std::vector<std::string>& urls,
-                           hedge::Clock& clock = hedge::SteadyClock());
+                           hedge::Clock& clock = hedge::SteadyClock(),
+                           hedge::EngineObserver* observer = nullptr);
   // Engine::Create on a new loop thread of `clock` (loop_), after the
   // engine and loop before are gone; the caller keeps the engine.
   absl::StatusOr<std::unique_ptr<hedge::Engine>> CreateEngine(
-      hedge::EngineConfig config, hedge::Clock& clock = hedge::SteadyClock());
+      hedge::EngineConfig config, hedge::Clock& clock = hedge::SteadyClock(),
+      hedge::EngineObserver* observer = nullptr);
   std::vector<std::string> ReplicaUrls() const;
   // "http://127.0.0.1:PORT" for a port where nothing listens.
   static std::string RefusedUrl();

@@ -6,6 +6,7 @@
 // Retry-After and body.
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/fake_clock.h"
 #include "tests/integration/engine_fixture.h"
 
 namespace tailgate::testing {
@@ -158,6 +160,94 @@ TEST_F(EngineOverloadAnswerTest, RetryAfterKeepsTheReplicaOutForItsTime) {
   // At most the one request that was refused (the first read may not have
   // gone to it at all).
   EXPECT_LE(replicas_[1]->requests().size(), 1u);
+}
+
+// The back-off changes the engine reports, in order.
+class BackOffRecorder final : public hedge::EngineObserver {
+ public:
+  struct Change {
+    std::string replica;
+    hedge::BackOffChange change;
+  };
+  void OnCircuitTransition(const std::string&, const std::string&,
+                           const hedge::CircuitTransition&) override {}
+  void OnReplicaBackOff(const std::string& /*upstream*/,
+                        const std::string& replica,
+                        const hedge::BackOffChange& change) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    changes_.push_back({replica, change});
+  }
+  std::vector<Change> changes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return changes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Change> changes_;
+};
+
+class EngineBackOffTest : public EngineOverloadAnswerTest {
+ protected:
+  // Both outlive the engine, which TearDown destroys.
+  FakeClock clock_;
+  BackOffRecorder recorder_;
+};
+
+// On a fake clock: the snapshot shows the back-off and what is left of it,
+// and the observer hears it begin once and end once.
+TEST_F(EngineBackOffTest, BackOffIsInTheSnapshotAndToldAsItBeginsAndEnds) {
+  FakeClock& clock = clock_;
+  BackOffRecorder& recorder = recorder_;
+  StartReplicas({Always(Answer("value")), Always(Refusal(503))});
+  StartEngineWithUrls(Defaults(), ReplicaUrls(), clock, &recorder);
+  // Reads until replica 1 has refused one (then it takes no primary).
+  for (int i = 0; i < 20; ++i) {
+    if (engine_->Snapshot().replicas[1].overload_answers_503 > 0) break;
+    // A refusal falls back to replica 0.
+    absl::StatusOr<hedge::EngineResponse> response =
+        Read(absl::StrCat("/r?id=", i));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->body, "value");
+  }
+  hedge::EngineSnapshot snapshot = engine_->Snapshot();
+  const hedge::ReplicaSnapshot& refusing = snapshot.replicas[1];
+  EXPECT_EQ(refusing.overload_answers_503, 1u);
+  EXPECT_EQ(refusing.overload_answers_429, 0u);
+  EXPECT_TRUE(refusing.backed_off);
+  EXPECT_EQ(refusing.back_off_remaining, absl::Seconds(5));
+  EXPECT_FALSE(snapshot.replicas[0].backed_off);
+  EXPECT_EQ(snapshot.replicas[0].back_off_remaining, absl::ZeroDuration());
+  EXPECT_EQ(snapshot.replicas[0].overload_answers_503, 0u);
+  const std::string url = refusing.url;
+  std::vector<BackOffRecorder::Change> changes = recorder.changes();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].replica, url);
+  EXPECT_TRUE(changes[0].change.backed_off);
+  EXPECT_EQ(changes[0].change.status, 503);
+  EXPECT_EQ(changes[0].change.retry_after, absl::Seconds(5));
+
+  clock.Advance(absl::Seconds(2));
+  snapshot = engine_->Snapshot();
+  EXPECT_TRUE(snapshot.replicas[1].backed_off);
+  EXPECT_EQ(snapshot.replicas[1].back_off_remaining, absl::Seconds(3));
+  clock.Advance(absl::Seconds(3));
+  snapshot = engine_->Snapshot();
+  EXPECT_FALSE(snapshot.replicas[1].backed_off);
+  EXPECT_EQ(snapshot.replicas[1].back_off_remaining, absl::ZeroDuration());
+
+  // The end is told when the loop next looks at its timers (a read wakes
+  // it; the fake clock does not).
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  for (int i = 0; recorder.changes().size() < 2 && absl::Now() < give_up; ++i) {
+    ASSERT_TRUE(Read(absl::StrCat("/after?id=", i)).ok());
+    absl::SleepFor(absl::Milliseconds(1));  // polling a condition
+  }
+  changes = recorder.changes();
+  ASSERT_GE(changes.size(), 2u);
+  EXPECT_EQ(changes[1].replica, url);
+  EXPECT_FALSE(changes[1].change.backed_off);
+  EXPECT_EQ(changes[1].change.lasted, absl::Seconds(5));
 }
 
 }  // namespace
