@@ -18,30 +18,47 @@ bool WantsRoom(ReadEnd end) {
 
 ReadBatch::ReadBatch(ReadCore& core, v1::ReadManyRequest request,
                      absl::Time call_deadline, ItemReady ready, Drained drained,
-                     std::shared_ptr<ReadShare> share)
+                     std::vector<std::shared_ptr<ReadShare>> shares)
     : core_(core),
       request_(std::move(request)),
       call_deadline_(call_deadline),
       ready_(std::move(ready)),
       drained_(std::move(drained)),
       items_(static_cast<size_t>(request_.reads_size())),
-      share_(std::move(share)) {}
+      shares_(std::move(shares)) {}
 
 ReadBatch::~ReadBatch() {
   for (Item& item : items_) {
     if (item.call == nullptr) continue;
     item.call.reset();
-    if (share_ != nullptr) share_->Give();
+    GivePlaces();
   }
 }
 
-void ReadBatch::Start() { StartMore(); }
+bool ReadBatch::TakePlaces() {
+  for (size_t taken = 0; taken < shares_.size(); ++taken) {
+    if (shares_[taken]->TryTake()) continue;
+    shares_[taken]->set_waiting();
+    while (taken > 0) shares_[--taken]->Give();
+    return false;
+  }
+  return true;
+}
+
+void ReadBatch::GivePlaces() {
+  for (const std::shared_ptr<ReadShare>& share : shares_) share->Give();
+}
+
+std::optional<ReadError> ReadBatch::Start() {
+  StartMore();
+  return std::move(refused_whole_);
+}
 
 void ReadBatch::StartMore() {
   if (starting_) return;  // an item handed over inside was sent at once
   starting_ = true;
   const size_t window = request_.max_in_flight();
-  while (next_ < items_.size() && !stopped_ &&
+  while (next_ < items_.size() && !stopped_ && !paused_ &&
          (window == 0 || holding_ < window)) {
     const size_t index = next_;
     if (absl::Now() >= call_deadline_) {
@@ -51,10 +68,9 @@ void ReadBatch::StartMore() {
                         "the call's deadline passed before this read began")});
       continue;
     }
-    if (share_ != nullptr && !share_->TryTake()) {
-      // The connection's share is full: a place coming back (Sent, or the
-      // door's Resume) starts the rest.
-      share_->set_waiting();
+    if (!TakePlaces()) {
+      // A share is full: a place coming back (Sent, or the door's Resume)
+      // starts the rest.
       break;
     }
     auto call = std::make_unique<ReadCall>(core_);
@@ -65,8 +81,13 @@ void ReadBatch::StartMore() {
         },
         credits_);
     if (refused.has_value()) {
-      if (share_ != nullptr) share_->Give();
+      GivePlaces();
       if (WantsRoom(refused->end) && holding_ > 0) break;  // Sent retries
+      if (WantsRoom(refused->end) && !handed_over_) {
+        refused_whole_ = *std::move(refused);
+        stopped_ = true;
+        break;
+      }
       ++next_;
       Ready(index, {.error = *std::move(refused)});
       continue;
@@ -91,6 +112,7 @@ void ReadBatch::Complete(size_t index, ReadOutcome outcome) {
 }
 
 void ReadBatch::Ready(size_t index, ReadOutcome outcome) {
+  handed_over_ = true;
   items_[index].state = State::kReady;
   ready_(index, std::move(outcome));
 }
@@ -103,7 +125,7 @@ void ReadBatch::Sent(size_t index) {
   if (item.call != nullptr) {
     item.call.reset();  // finishes the read: its slot and bytes go back
     --holding_;
-    if (share_ != nullptr) share_->Give();
+    GivePlaces();
   }
   StartMore();
 }

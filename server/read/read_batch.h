@@ -15,11 +15,11 @@
 //     every read not yet started once the call's deadline has passed
 //     (DEADLINE_EXCEEDED).
 //
-// A batch given its connection's ReadShare (read_share.h) counts each read
-// it holds there too, as a Read call is counted: a read that finds the
-// share full waits, as for admission, for a place to come back (one of
-// the batch's own, or, the door's Resume, one of the connection's other
-// calls); it never fails for it.
+// A batch given ReadShares (read_share.h: its connection's, the door's
+// for all batch reads) counts each read it holds in each, as a Read call
+// is counted in its connection's: a read that finds one full waits, as
+// for admission, for a place to come back (one of the batch's own, or,
+// the door's Resume, one of another call's); it never fails for it.
 //
 // The batch's reads earn their hedge credit into the batch's own and
 // spend it first (hedge/policy/batch_credits.h): reads admitted together
@@ -57,6 +57,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -73,21 +74,32 @@ class ReadBatch {
   using ItemReady = absl::AnyInvocable<void(size_t index, ReadOutcome outcome)>;
   using Drained = absl::AnyInvocable<void()>;
 
-  // `call_deadline` on the system clock (InfiniteFuture: none). `share`:
-  // the connection's, or null for none.
+  // `call_deadline` on the system clock (InfiniteFuture: none). `shares`:
+  // where each read takes a place (none: no share).
   ReadBatch(ReadCore& core, v1::ReadManyRequest request,
             absl::Time call_deadline, ItemReady ready, Drained drained,
-            std::shared_ptr<ReadShare> share = nullptr);
+            std::vector<std::shared_ptr<ReadShare>> shares = {});
   // Finishes every read still holding a slot (and its place in the
   // share). REQUIRES: none with the engine (done(), or `drained` has run).
   ~ReadBatch();
   ReadBatch(const ReadBatch&) = delete;
   ReadBatch& operator=(const ReadBatch&) = delete;
 
-  void Start();
+  // Starts the batch. A batch whose first read finds no room in admission
+  // (--max_requests, --max_buffered_bytes) before any item was handed over
+  // is refused whole: the refusal is returned (counted once), no item is
+  // handed over, and nothing more starts; destroy the batch.
+  std::optional<ReadError> Start();
   // Starts what the window, admission and the share allow now (a place in
   // the share may have come back).
   void Resume() { StartMore(); }
+  // While paused (its client has not taken the items it has), the batch
+  // starts no read; unpausing starts what may start.
+  void set_paused(bool paused) {
+    paused_ = paused;
+    if (!paused_) StartMore();
+  }
+  bool paused() const { return paused_; }
   // Item `index` was sent (or dropped): its read is finished.
   void Sent(size_t index);
   void ClientGone();
@@ -113,6 +125,10 @@ class ReadBatch {
   void Ready(size_t index, ReadOutcome outcome);
   // Runs `drained` once, when the client has gone and no read is left.
   void MaybeDrained();
+  // A place in every share, or in none (false: the full ones are told a
+  // batch waits).
+  bool TakePlaces();
+  void GivePlaces();
 
   ReadCore& core_;
   const v1::ReadManyRequest request_;
@@ -120,7 +136,7 @@ class ReadBatch {
   ItemReady ready_;
   Drained drained_;
   std::vector<Item> items_;
-  const std::shared_ptr<ReadShare> share_;  // may be null
+  const std::vector<std::shared_ptr<ReadShare>> shares_;
   const std::shared_ptr<hedge::BatchCredits> credits_ =
       std::make_shared<hedge::BatchCredits>();
   size_t next_ = 0;     // the next read to start
@@ -131,6 +147,9 @@ class ReadBatch {
   bool client_gone_ = false;  // outcomes are no longer handed over
   bool starting_ = false;     // inside StartMore
   bool cancelling_ = false;   // inside ClientGone
+  bool handed_over_ = false;  // an item was handed to the door
+  bool paused_ = false;
+  std::optional<ReadError> refused_whole_;
 };
 
 }  // namespace tailgate::server

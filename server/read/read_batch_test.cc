@@ -166,8 +166,9 @@ TEST_F(ReadBatchTest, AdmissionFullOfItsOwnReadsWaitsForThem) {
   EXPECT_TRUE(batch_->done());
 }
 
-// With every slot held by other calls, the item's refusal stands.
-TEST_F(ReadBatchTest, WithNoSlotOfItsOwnAnAdmissionRefusalFailsTheItem) {
+// With every slot held by other calls before it has handed over anything,
+// the batch is refused whole: no item, one refusal.
+TEST_F(ReadBatchTest, WithNoSlotOfItsOwnAnAdmissionRefusalRefusesTheBatch) {
   std::vector<std::unique_ptr<ReadCall>> others;
   for (int i = 0; i < 4; ++i) {
     others.push_back(std::make_unique<ReadCall>(core_));
@@ -178,16 +179,45 @@ TEST_F(ReadBatchTest, WithNoSlotOfItsOwnAnAdmissionRefusalFailsTheItem) {
               std::nullopt);
   }
   batch_ = MakeBatch(Batch({"/1", "/2"}));
-  batch_->Start();
-  ASSERT_EQ(items_.size(), 2u);
-  for (const Item& item : items_) {
-    EXPECT_EQ(item.outcome.error.status.code(),
-              absl::StatusCode::kResourceExhausted);
-  }
-  EXPECT_TRUE(batch_->done());
+  const std::optional<ReadError> refused = batch_->Start();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(items_.empty());
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 1u);  // counted once
+  EXPECT_EQ(engine_.pending_ids().size(), 4u);           // the others' alone
   for (uint64_t id : engine_.pending_ids()) {
     engine_.Complete(id, Answer("x"));
   }
+}
+
+// A read that finds one of the batch's shares full waits for a place,
+// never failing for it; Resume starts it once one came back.
+TEST_F(ReadBatchTest, AReadWaitsForAPlaceInEveryShare) {
+  auto connection = std::make_shared<ReadShare>(0);
+  auto door = std::make_shared<ReadShare>(1);
+  int rooms = 0;
+  door->set_room([&rooms] { ++rooms; });
+  ASSERT_TRUE(door->TryTake());  // another batch's read
+  batch_ = std::make_unique<ReadBatch>(
+      core_, Batch({"/1"}), absl::InfiniteFuture(),
+      [this](size_t index, ReadOutcome outcome) {
+        items_.push_back({index, std::move(outcome)});
+      },
+      [] {}, std::vector<std::shared_ptr<ReadShare>>{connection, door});
+  EXPECT_EQ(batch_->Start(), std::nullopt);
+  EXPECT_TRUE(engine_.pending_ids().empty());
+  EXPECT_EQ(connection->held(), 0) << "a place in both or in neither";
+  door->Give();
+  EXPECT_EQ(rooms, 1);
+  batch_->Resume();
+  ASSERT_EQ(engine_.pending_ids().size(), 1u);
+  EXPECT_EQ(connection->held(), 1);
+  EXPECT_EQ(door->held(), 1);
+  Complete("/1", "1");
+  ASSERT_EQ(items_.size(), 1u);
+  batch_->Sent(items_[0].index);
+  EXPECT_EQ(connection->held(), 0);
+  EXPECT_EQ(door->held(), 0);
 }
 
 // The client gone: the reads in flight are cancelled, none starts, no item

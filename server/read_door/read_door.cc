@@ -35,8 +35,15 @@ ReadDoor::Impl::Impl(const ReadDoorOptions& options, ReadCore& core,
                    std::min(int64_t{options.max_batch_reads} << 10,
                             connection_request_share_ - kCallBytes -
                                 static_cast<int64_t>(kMessagePrefixBytes)))),
+      batch_reads_(
+          std::make_shared<ReadShare>(options.max_batch_reads_in_flight)),
       core_(core),
-      loop_(loop) {}
+      loop_(loop) {
+  batch_reads_->set_room([this] {
+    door_thread_.AssertOnOwner();
+    ResumeAllBatchesLater();
+  });
+}
 
 absl::Status ReadDoor::Impl::Bind(event_base* base) {
   door_thread_.BindToCurrentThread();
@@ -157,6 +164,7 @@ void ReadDoor::Impl::MaybeFinishTeardown() {
 
 void ReadDoor::Impl::FinishTeardown() {
   teardown_finished_ = true;
+  batch_reads_->set_room(nullptr);
   if (free_later_ != nullptr) event_free(free_later_);
   free_later_ = nullptr;
   if (receive_sweep_ != nullptr) event_free(receive_sweep_);

@@ -121,6 +121,11 @@ struct ReadDoorOptions {
   // of --max_requests and half of --max_buffered_bytes.
   int64_t max_reads_per_connection = 0;
   int64_t max_answer_bytes_per_connection = 0;
+  // The reads of every ReadMany call together, at most (0: no cap of
+  // their own; main gives them 3/4 of --max_requests): Read calls always
+  // find room beside any number of batches. A batch read past it waits
+  // for a place.
+  int64_t max_batch_reads_in_flight = 0;
   // accept() failed (errno, failures): the listener rests for a second.
   AcceptBackoff::Report accept_failed;
   // A connection was closed at accept: `max_connections` were open, each

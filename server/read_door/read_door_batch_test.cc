@@ -248,6 +248,30 @@ TEST_F(ReadDoorTest, ReadManyReadsCountInTheConnectionsShare) {
   close(fd);
 }
 
+// Batch reads together leave room for Read calls: with --max_requests 4
+// and batches held to 2, a batch of 4 runs 2 and a Read is served beside
+// it; the batch's next read starts when one of its own comes back.
+TEST_F(ReadDoorTest, ReadManyReadsLeaveRoomForReadCalls) {
+  ReadDoorOptions options;
+  options.max_batch_reads_in_flight = 2;
+  Start(/*max_calls=*/4, /*max_bytes=*/1 << 20, options);
+  AsyncReadMany batch(*stub_, {"/1", "/2", "/3", "/4"});
+  const uint64_t first = Read(0).id;
+  Read(1);
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::HedgedRead::NewStub(channel);
+  std::unique_ptr<AsyncRead> read = StartRead(*stub, "/read");
+  const FakeLoopEngine::Submitted submitted = Read(2);
+  EXPECT_EQ(submitted.read.target, "/read");
+  ASSERT_TRUE(engine_->Answer(submitted.id, DoorHarness::Response(200, "r")));
+  ASSERT_TRUE(read->Wait());
+  EXPECT_TRUE(read->status.ok()) << read->status.error_message();
+  ASSERT_TRUE(engine_->Answer(first, DoorHarness::Response(200, "1")));
+  EXPECT_EQ(Read(3).read.target, "/3");
+  EXPECT_EQ(rejections_.Snapshot().too_many_calls, 0u);
+}
+
 // A batch that found its connection's share full starts once a place comes
 // back, from another call of the connection.
 TEST_F(ReadDoorTest, AReadManyWaitingForItsConnectionsShareStartsLater) {

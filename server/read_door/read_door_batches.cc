@@ -87,8 +87,21 @@ void ReadDoor::Impl::StartBatch(Call* call) {
         door_thread_.AssertOnOwner();
         FreeLater(call);
       },
-      call->connection->reads);
+      std::vector<std::shared_ptr<ReadShare>>{call->connection->reads,
+                                              batch_reads_});
   batches_.insert(call);
+  // Items of reads refused at once are queued inside; the caller flushes.
+  batch.sending = true;
+  std::optional<ReadError> refused = batch.reads->Start();
+  batch.sending = false;
+  if (refused.has_value()) {
+    // No room for its first read: the call is refused whole (trailers
+    // only), its reads never started.
+    batches_.erase(call);
+    batch.reads.reset();
+    Answer(call, refused->status);
+    return;
+  }
   nghttp2_data_provider items;
   items.source.ptr = call;
   items.read_callback = &Impl::ReadBatchItems;
@@ -96,12 +109,7 @@ void ReadDoor::Impl::StartBatch(Call* call) {
                             items) != 0) {
     nghttp2_submit_rst_stream(call->connection->wire.session, NGHTTP2_FLAG_NONE,
                               call->stream_id, NGHTTP2_INTERNAL_ERROR);
-    return;  // the stream's close detaches the batch, not yet started
   }
-  // Items of reads refused at once are queued inside; the caller flushes.
-  batch.sending = true;
-  batch.reads->Start();
-  batch.sending = false;
 }
 
 void ReadDoor::Impl::OnBatchItem(Call* call, size_t index,
@@ -135,6 +143,13 @@ void ReadDoor::Impl::OnBatchItem(Call* call, size_t index,
   }
   connection->answer_bytes += bytes;
   call->counted_answer_bytes += bytes;
+  // Its client holds as many answer bytes as it may: the batch starts no
+  // more reads until it has taken some (ReadBatchItems), rather than fetch
+  // answers only to drop them.
+  if (options_.max_answer_bytes_per_connection > 0 &&
+      connection->answer_bytes >= options_.max_answer_bytes_per_connection) {
+    batch.reads->set_paused(true);
+  }
   const absl::Time now = absl::Now();
   if (batch.items.empty()) {
     batch.send_deadline = now + options_.send_timeout;
@@ -181,6 +196,14 @@ ssize_t ReadDoor::Impl::ReadBatchItems(nghttp2_session* session,
     batch.send_deadline = batch.items.empty() ? absl::InfiniteFuture()
                                               : batch.items.front().queued +
                                                     self->options_.send_timeout;
+    // Room again, or none of its own items left to wait for (the share may
+    // be full of the connection's other answers: one read at a time then).
+    if (batch.reads->paused() &&
+        (batch.items.empty() ||
+         connection->answer_bytes <
+             self->options_.max_answer_bytes_per_connection)) {
+      batch.reads->set_paused(false);
+    }
     batch.reads->Sent(index);
   }
   batch.sending = false;
@@ -208,6 +231,21 @@ void ReadDoor::Impl::ResumeBatchesLater(Connection* connection) {
   ScheduleFree();
 }
 
+void ReadDoor::Impl::ResumeAllBatchesLater() {
+  resume_all_ = true;
+  ScheduleFree();
+}
+
+void ReadDoor::Impl::ResumeBatch(Call* call) {
+  Connection* connection = call->connection;
+  if (connection == nullptr) return;  // detached: it starts nothing more
+  call->batch->sending = true;        // items queued inside are flushed below
+  call->batch->reads->Resume();
+  call->batch->sending = false;
+  nghttp2_session_resume_data(connection->wire.session, call->stream_id);
+  to_flush_.insert(connection);
+}
+
 void ReadDoor::Impl::FreeLater(Call* call) {
   batches_.erase(call);
   to_free_.push_back(call);
@@ -228,21 +266,22 @@ void ReadDoor::Impl::OnFreeLater(evutil_socket_t, short, void* arg) noexcept {
   std::vector<Connection*> to_resume(self->to_resume_.begin(),
                                      self->to_resume_.end());
   self->to_resume_.clear();
-  for (Connection* connection : to_resume) {
-    if (!self->connections_.contains(connection)) continue;
-    std::vector<Call*> batches;
-    for (Call* call : connection->calls) {
-      if (call->batch != nullptr && call->batch->reads != nullptr) {
-        batches.push_back(call);
+  std::vector<Call*> batches;
+  if (self->resume_all_) {
+    self->resume_all_ = false;
+    batches.assign(self->batches_.begin(), self->batches_.end());
+  } else {
+    for (Connection* connection : to_resume) {
+      if (!self->connections_.contains(connection)) continue;
+      for (Call* call : connection->calls) {
+        if (call->batch != nullptr && call->batch->reads != nullptr) {
+          batches.push_back(call);
+        }
       }
     }
-    for (Call* call : batches) {
-      call->batch->sending = true;  // items queued inside are flushed below
-      call->batch->reads->Resume();
-      call->batch->sending = false;
-      nghttp2_session_resume_data(connection->wire.session, call->stream_id);
-      self->to_flush_.insert(connection);
-    }
+  }
+  for (Call* call : batches) {
+    if (self->batches_.contains(call)) self->ResumeBatch(call);
   }
   std::vector<Connection*> to_flush(self->to_flush_.begin(),
                                     self->to_flush_.end());

@@ -335,6 +335,12 @@ class ReadDoor::Impl {
   // waited: its batches start more on the loop's next turn.
   void ResumeBatchesLater(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // A place in batch_reads_ came back while a batch waited: every batch
+  // starts more on the loop's next turn.
+  void ResumeAllBatchesLater() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // Starts what `call`'s batch may start now, its items flushed on this
+  // turn.
+  void ResumeBatch(Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   // Whether any batch has reads the engine has not completed.
   bool BatchReadsRunning() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
@@ -390,6 +396,8 @@ class ReadDoor::Impl {
   const int64_t connection_request_share_;
   // The largest ReadMany request message.
   const int64_t batch_message_bytes_;
+  // Every batch's reads (options_.max_batch_reads_in_flight); door thread.
+  const std::shared_ptr<ReadShare> batch_reads_;
   ReadCore& core_;
   hedge::EventLoop& loop_;
   event_base* base_ = nullptr;  // the engine's
@@ -431,6 +439,7 @@ class ReadDoor::Impl {
   // Connections whose batches wait for a place in their ReadShare that has
   // come back: resumed on the next turn (free_later_).
   absl::flat_hash_set<Connection*> to_resume_ ABSL_GUARDED_BY(door_thread_);
+  bool resume_all_ ABSL_GUARDED_BY(door_thread_) = false;
   event* free_later_ ABSL_GUARDED_BY(door_thread_) = nullptr;
   bool teardown_finished_ ABSL_GUARDED_BY(door_thread_) = false;
 

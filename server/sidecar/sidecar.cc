@@ -53,6 +53,12 @@ int64_t ReadsPerConnection(const ServerConfig& config) {
   const int64_t max = config.engine.admission.max_requests;
   return max / 8 == 0 ? 0 : max - max / 8;
 }
+// ReadMany reads leave a quarter of --max_requests to Read calls (all of a
+// limit under 4 is theirs to share).
+int64_t BatchReadsInFlight(const ServerConfig& config) {
+  const int64_t max = config.engine.admission.max_requests;
+  return max / 4 == 0 ? 0 : max - max / 4;
+}
 int64_t AnswerBytesPerConnection(const ServerConfig& config) {
   return std::max(config.max_buffered_bytes / 2,
                   config.engine.max_response_bytes);
@@ -223,6 +229,7 @@ bool Sidecar::StartListen(StartFailure& failure) {
              .max_reads_per_connection = ReadsPerConnection(config_),
              .max_answer_bytes_per_connection =
                  AnswerBytesPerConnection(config_),
+             .max_batch_reads_in_flight = BatchReadsInFlight(config_),
              .accept_failed = AcceptFailureLog(log_, "grpc"),
              .refused = ConnectionRefusedLog(log_, "grpc"),
              .idle_closed = IdleConnectionClosedLog(log_, "grpc"),
@@ -311,6 +318,7 @@ bool Sidecar::StartReadDoor(StartFailure& failure) {
            .max_batch_reads = config_.max_batch_reads,
            .max_reads_per_connection = ReadsPerConnection(config_),
            .max_answer_bytes_per_connection = AnswerBytesPerConnection(config_),
+           .max_batch_reads_in_flight = BatchReadsInFlight(config_),
            .accept_failed = AcceptFailureLog(log_, "read"),
            .refused = ConnectionRefusedLog(log_, "read"),
            .idle_closed = IdleConnectionClosedLog(log_, "read")},

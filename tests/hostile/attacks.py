@@ -404,6 +404,90 @@ def window_zero(target, stop_at, progress, reads=200, answer=MIB):
                                         open_peer, attack_peer)
 
 
+# --- ReadMany ----------------------------------------------------------------
+
+def readmany_burst(target, stop_at, progress, threads=4, batches=8,
+                   reads=1000, hold=0.003):
+    """Each thread opens a connection, sends `batches` ReadMany calls of
+    `reads` small reads each, and `hold` seconds later closes it (odd
+    rounds: resets every stream with RST_STREAM CANCEL first), and again."""
+    request = raw_h2.read_many_request(
+        [b"/burst/%d" % i for i in range(reads)])
+
+    def attack_peer(peer, counters):
+        streams = range(1, 2 * batches, 2)
+        if not peer.send(b"".join(
+                raw_h2.call_frames(s, request,
+                                   method=raw_h2.READ_MANY_METHOD)
+                for s in streams)):
+            return
+        counters["batches"] += batches
+        time.sleep(hold)
+        if counters["connections"] % 2:
+            peer.send(b"".join(
+                raw_h2.frame(raw_h2.RST_STREAM, 0, s,
+                             struct.pack(">I", CANCEL)) for s in streams))
+            counters["reset_rounds"] += 1
+        peer.take()
+
+    return _in_threads(threads, lambda _: _repeat_on_fresh_connections(
+        target, stop_at, progress, lambda: Peer(target, stop_at),
+        attack_peer))
+
+
+def readmany_window_drip(target, stop_at, progress, batches=1, reads=1000,
+                         answer=4 * MIB, increment=4 * MIB, every=4.0):
+    """One connection with every stream's window 0 (the connection's wide
+    open) sends `batches` ReadMany calls of `reads` reads of `answer`
+    bytes each, then gives each stream `increment` bytes of window every
+    `every` seconds, reading what comes; when every call has ended (reset,
+    or trailers), it asks again."""
+    request = raw_h2.read_many_request(
+        [b"/bytes/%d" % answer] * reads)
+
+    def open_peer():
+        return Peer(target, stop_at,
+                    settings=[(raw_h2.SETTINGS_INITIAL_WINDOW_SIZE, 0)],
+                    connection_window=raw_h2.MAX_WINDOW)
+
+    def attack_peer(peer, counters):
+        stream = 1
+        while not peer.closed and time.monotonic() < stop_at:
+            open_streams = set(range(stream, stream + 2 * batches, 2))
+            stream += 2 * batches
+            if not peer.send(b"".join(
+                    raw_h2.call_frames(s, request,
+                                       method=raw_h2.READ_MANY_METHOD)
+                    for s in sorted(open_streams))):
+                return
+            counters["batches"] += batches
+            next_window = time.monotonic() + every
+            while (open_streams and not peer.closed and
+                   time.monotonic() < stop_at):
+                if time.monotonic() >= next_window:
+                    peer.send(b"".join(
+                        raw_h2.frame(raw_h2.WINDOW_UPDATE, 0, s,
+                                     struct.pack(">I", increment))
+                        for s in open_streams))
+                    counters["windows_given"] += len(open_streams)
+                    next_window += every
+                for frame in peer.take(wait=0.1):
+                    if frame.stream not in open_streams:
+                        continue
+                    if frame.type == raw_h2.RST_STREAM:
+                        counters["reset"] += 1
+                        open_streams.discard(frame.stream)
+                    elif (frame.type == raw_h2.HEADERS and
+                          frame.flags & raw_h2.END_STREAM):
+                        counters["ended"] += 1
+                        open_streams.discard(frame.stream)
+                    elif frame.type == raw_h2.DATA:
+                        counters["data_bytes"] += frame.length
+
+    return _repeat_on_fresh_connections(target, stop_at, progress,
+                                        open_peer, attack_peer)
+
+
 # --- Rapid reset carrying real reads --------------------------------------
 
 def rapid_reset(target, stop_at, progress, connections=2, batch=32):

@@ -29,6 +29,32 @@ def read_request(path):
     return b"\x0a" + bytes([len(path)]) + path
 
 
+READ_MANY_METHOD = "/tailgate.v1.HedgedRead/ReadMany"
+
+
+def _varint(value):
+    out = b""
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def read_many_request(paths, max_in_flight=0):
+    """A serialized ReadManyRequest{reads: ReadRequest{path} each,
+    max_in_flight}."""
+    out = b""
+    for path in paths:
+        read = read_request(path)
+        out += b"\x0a" + _varint(len(read)) + read
+    if max_in_flight:
+        out += b"\x10" + _varint(max_in_flight)
+    return out
+
+
 class Connection:
     """One client connection to host:port. Header validation is off on
     purpose: the point is to send what a library would refuse to."""
@@ -226,13 +252,20 @@ def call_headers(method=READ_METHOD):
             (b"content-type", b"application/grpc"), (b"te", b"trailers")]
 
 
+MAX_FRAME = 16384  # SETTINGS_MAX_FRAME_SIZE's initial value
+
+
 def call_frames(stream, message, method=READ_METHOD, end=True):
-    """HEADERS for a call on `stream`, then its one message in a DATA frame
-    (ending the request if `end`)."""
-    return (frame(HEADERS, END_HEADERS, stream,
-                  literal_header_block(call_headers(method))) +
-            frame(DATA, END_STREAM if end else 0, stream,
-                  grpc_frame(message)))
+    """HEADERS for a call on `stream`, then its one message in DATA frames
+    of at most MAX_FRAME bytes (the last ending the request if `end`)."""
+    data = grpc_frame(message)
+    chunks = [data[i:i + MAX_FRAME] for i in range(0, len(data), MAX_FRAME)]
+    out = frame(HEADERS, END_HEADERS, stream,
+                literal_header_block(call_headers(method)))
+    for number, chunk in enumerate(chunks):
+        last = number == len(chunks) - 1
+        out += frame(DATA, END_STREAM if end and last else 0, stream, chunk)
+    return out
 
 
 class Frame:
