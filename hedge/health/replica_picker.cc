@@ -64,6 +64,12 @@ bool ReplicaPicker::Candidate(size_t replica, absl::Time now) {
 }
 
 bool ReplicaPicker::AnyServingNotBackedOff(absl::Time now) const {
+  // Nearly always none is backed off: one atomic load each, no breaker.
+  bool any_backed_off = false;
+  for (size_t replica = 0; replica < breakers_.size(); ++replica) {
+    any_backed_off = any_backed_off || BackedOff(replica, now);
+  }
+  if (!any_backed_off) return true;
   for (size_t replica = 0; replica < breakers_.size(); ++replica) {
     if (!Retired(replica) && !BackedOff(replica, now) &&
         breakers_[replica]->IsEligible(now)) {

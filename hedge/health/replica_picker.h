@@ -124,7 +124,8 @@ class ReplicaPicker {
   }
   // Serving, not retired, and (while ramping up) drawn by its weight.
   bool Candidate(size_t replica, absl::Time now);
-  // Some serving replica is not backed off.
+  // Some serving replica is not backed off; true whenever none is backed
+  // off (what PickPrimary needs to know, without asking the breakers).
   bool AnyServingNotBackedOff(absl::Time now) const;
   // A number in [0, 1) from the draw sequence.
   double Draw();
