@@ -365,6 +365,23 @@ def unread_watches(target, stop_at, progress, connections=300, streams=256):
     return dict(counters)
 
 
+def _take_ends(peer, streams, counters, ended):
+    """Takes what the server sent within 0.1 s: each of `streams` reset
+    (counted as "reset") or ended by trailers (counted as `ended`) leaves
+    the set; their DATA bytes are counted as "data_bytes"."""
+    for frame in peer.take(wait=0.1):
+        if frame.stream not in streams:
+            continue
+        if frame.type == raw_h2.RST_STREAM:
+            counters["reset"] += 1
+            streams.discard(frame.stream)
+        elif frame.type == raw_h2.HEADERS and frame.flags & raw_h2.END_STREAM:
+            counters[ended] += 1
+            streams.discard(frame.stream)
+        elif frame.type == raw_h2.DATA:
+            counters["data_bytes"] += frame.length
+
+
 # --- Answers nobody takes (window 0) -------------------------------------
 
 def window_zero(target, stop_at, progress, reads=200, answer=MIB):
@@ -389,16 +406,7 @@ def window_zero(target, stop_at, progress, reads=200, answer=MIB):
             counters["rounds"] += 1
             pending = set(batch)
             while pending and not peer.closed and time.monotonic() < stop_at:
-                for frame in peer.take(wait=0.1):
-                    if frame.stream not in pending:
-                        continue
-                    if frame.type == raw_h2.RST_STREAM:
-                        counters["reset"] += 1
-                        pending.discard(frame.stream)
-                    elif (frame.type == raw_h2.HEADERS and
-                          frame.flags & raw_h2.END_STREAM):
-                        counters["refused_or_answered"] += 1
-                        pending.discard(frame.stream)
+                _take_ends(peer, pending, counters, "refused_or_answered")
 
     return _repeat_on_fresh_connections(target, stop_at, progress,
                                         open_peer, attack_peer)
@@ -471,18 +479,7 @@ def readmany_window_drip(target, stop_at, progress, batches=1, reads=1000,
                         for s in open_streams))
                     counters["windows_given"] += len(open_streams)
                     next_window += every
-                for frame in peer.take(wait=0.1):
-                    if frame.stream not in open_streams:
-                        continue
-                    if frame.type == raw_h2.RST_STREAM:
-                        counters["reset"] += 1
-                        open_streams.discard(frame.stream)
-                    elif (frame.type == raw_h2.HEADERS and
-                          frame.flags & raw_h2.END_STREAM):
-                        counters["ended"] += 1
-                        open_streams.discard(frame.stream)
-                    elif frame.type == raw_h2.DATA:
-                        counters["data_bytes"] += frame.length
+                _take_ends(peer, open_streams, counters, "ended")
 
     return _repeat_on_fresh_connections(target, stop_at, progress,
                                         open_peer, attack_peer)
