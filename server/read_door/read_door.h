@@ -122,7 +122,7 @@ struct ReadDoorOptions {
   int64_t max_reads_per_connection = 0;
   int64_t max_answer_bytes_per_connection = 0;
   // The reads of every ReadMany call together, at most (0: no cap of
-  // their own; main gives them 3/4 of --max_requests): Read calls always
+  // their own; main gives them 7/8 of --max_requests): Read calls always
   // find room beside any number of batches. A batch read past it waits
   // for a place.
   int64_t max_batch_reads_in_flight = 0;
