@@ -126,6 +126,7 @@ absl::StatusOr<BatchSeries> HotCase(const FanoutRun& run, bool coalesce) {
       .AddDouble("zipf_s", kZipfS, 2)
       .AddInt("reads", all.keys)
       .AddInt("fetches", fetches)
+      .AddInt("attempts", static_cast<int64_t>(stats->attempts))
       .AddDouble("fetches_per_read", static_cast<double>(fetches) / reads, 4)
       .AddDouble("attempts_per_read",
                  static_cast<double>(stats->attempts) / reads, 4);

@@ -4,6 +4,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/thread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -127,9 +128,9 @@ absl::Status HttpEndpoints::Bind(const ListenAddress& address) {
   absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
-  accept_backoff_ =
-      AcceptBackoff::Install(evhttp_bound_socket_get_listener(socket), base_,
-                             kAcceptPause, handlers_.accept_failed);
+  listener_ = evhttp_bound_socket_get_listener(socket);
+  accept_backoff_ = AcceptBackoff::Install(listener_, base_, kAcceptPause,
+                                           handlers_.accept_failed);
   return absl::OkStatus();
 }
 
@@ -170,6 +171,10 @@ bufferevent* HttpEndpoints::OnAccept(event_base* base, void* arg) noexcept {
     } else {
       ++self->refused_;
       refused = true;
+      // The refusal closes this one on the next loop turn: accept no more
+      // until then (libevent stops its accept loop once disabled).
+      self->accepting_paused_ = true;
+      evconnlistener_disable(self->listener_);
     }
     self->CountClosed();
   }
@@ -255,6 +260,11 @@ void HttpEndpoints::Attach(Connection* connection, evhttp_connection* evcon) {
 void HttpEndpoints::MarkClosed(Connection* connection) {
   connection->closed = true;
   --open_;
+  // Back at the limit: the next accept may find an idle connection to close.
+  if (accepting_paused_ && open_ <= limits_.max_connections) {
+    accepting_paused_ = false;
+    evconnlistener_enable(listener_);
+  }
   evtimer_del(connection->deadline);
   if (connection->input_watch != nullptr) {
     evbuffer_remove_cb_entry(bufferevent_get_input(connection->bev),

@@ -11,7 +11,9 @@
 // Connections (HttpEndpointsLimits): at most max_connections are open; at
 // the limit a new connection closes the one idle longest (no request bytes
 // since its accept or its last answer), or, with none idle, is closed
-// itself. A request's headers must arrive whole within header_timeout of
+// itself, and the listener accepts nothing more until a connection closes
+// (so that a burst of connections waits in the kernel's backlog instead of
+// holding descriptors until their refusal runs). A request's headers must arrive whole within header_timeout of
 // the accept or of the previous answer, bytes arriving meanwhile extending
 // nothing; an answer not taken by the client within send_timeout closes
 // the connection.
@@ -57,8 +59,8 @@ namespace tailgate::server {
 
 // The metrics listener's connection limits; tests set them small.
 struct HttpEndpointsLimits {
-  // Scrapes and probes are few.
-  int max_connections = 64;
+  // Scrapes and probes are few (the sidecar sets ConnectionLimits::metrics).
+  int max_connections = 16;
   // From accept, or from the end of the previous answer, to the end of the
   // next request's headers; not extended by the bytes that arrive.
   absl::Duration header_timeout = absl::Seconds(5);
@@ -146,11 +148,13 @@ class HttpEndpoints {
   event* stop_ = nullptr;
   ListenAddress address_;
 
+  evconnlistener* listener_ = nullptr;  // evhttp's, for the bound socket
   std::unique_ptr<AcceptBackoff> accept_backoff_;
 
   // Listener thread (the destructor's once the loop has stopped).
   absl::flat_hash_map<bufferevent*, std::unique_ptr<Connection>> connections_;
   int64_t open_ = 0;
+  bool accepting_paused_ = false;  // at the limit with none idle
   uint64_t idle_order_ = 0;  // stamps a connection turning idle
   uint64_t idle_closed_ = 0;
   uint64_t refused_ = 0;

@@ -10,6 +10,9 @@ namespace tailgate::server {
 namespace {
 
 constexpr int kAdminConnections = 64;
+// Scrapes and liveness/readiness probes: a few at a time; the listener
+// closes the connection idle longest to let a new one in.
+constexpr int kMetricsConnections = 16;
 
 // The read listeners' shares of `left` descriptors: the HTTP door takes up
 // to half; with the read door, --listen and the door share the rest.
@@ -68,9 +71,11 @@ absl::StatusOr<ConnectionLimits> SplitDescriptors(const ServerConfig& config,
   }
   const int64_t left = file_limit == 0 ? std::numeric_limits<int64_t>::max()
                                        : static_cast<int64_t>(file_limit) -
-                                             reserved - kAdminConnections;
+                                             reserved - kAdminConnections -
+                                             kMetricsConnections;
   ConnectionLimits limits = Shares(config, std::max<int64_t>(left, 0));
   limits.admin = kAdminConnections;
+  limits.metrics = kMetricsConnections;
   limits.reserved = reserved;
   int fewest = 0;
   if (file_limit == 0 || ReachesTheFloor(config, limits, fewest)) {
@@ -86,8 +91,9 @@ absl::StatusOr<ConnectionLimits> SplitDescriptors(const ServerConfig& config,
       " client connections to a read listener once ", reserved,
       " are set aside for replica connections and the process "
       "(--max_attempts + 96, and --preconnect per replica) and ",
-      kAdminConnections, " for --admin; raise it to at least ",
-      reserved + kAdminConnections + enough,
+      kAdminConnections, " for --admin and ", kMetricsConnections,
+      " for --metrics_listen; raise it to at least ",
+      reserved + kAdminConnections + kMetricsConnections + enough,
       " (ulimit -n, or the container's nofile limit), or lower "
       "--max_attempts"));
 }

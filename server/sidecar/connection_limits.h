@@ -1,6 +1,8 @@
 // How many client connections each listener may keep open, out of the
 // descriptors the process may use (RLIMIT_NOFILE): what replica
-// connections and the process itself need is set aside first. A limit
+// connections and the process itself need, and the fixed limits of --admin
+// and --metrics_listen, are set aside first; the read listeners share the
+// rest. Client connections alone therefore cannot use up the descriptors. A limit
 // that leaves a read listener fewer than kMinClientConnections is an
 // error that says what to raise: a sidecar that starts anyway serves
 // almost no one, and its own liveness probe takes one of them.
@@ -20,6 +22,7 @@ namespace tailgate::server {
 struct ConnectionLimits {
   int listen = 0;
   int admin = 0;
+  int metrics = 0;  // --metrics_listen's: scrapes and probes
   int http = 0;
   int read = 0;  // the read door's, out of --max_connections
   int64_t reserved = 0;

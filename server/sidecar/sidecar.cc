@@ -86,6 +86,7 @@ Sidecar::Sidecar(const ServerConfig& config, const BuildInfo& build,
       grpc_quota_("tailgate") {
   log_.Info("connection_limits", {{"listen", connections_.listen},
                                   {"admin", connections_.admin},
+                                  {"metrics", connections_.metrics},
                                   {"http", connections_.http},
                                   {"read", connections_.read},
                                   {"reserved", connections_.reserved}});
@@ -282,7 +283,8 @@ bool Sidecar::StartMetrics(StartFailure& failure) {
                        {{"listener", "metrics"},
                         {"idle_closed", idle_closed},
                         {"refused", refused}});
-           }});
+           }},
+      {.max_connections = connections_.metrics});
   if (!metrics.ok()) return Failed(failure, "metrics_listen", metrics.status());
   metrics_ = *std::move(metrics);
   log_.Info("listening",

@@ -252,12 +252,22 @@ class DoorAttacks:
                              "listener=%s" % self.listener() in line
                              for line in sidecar.log),
                  "the closed connections to be logged")
-        # 300 more to the metrics listener, which has no limit of its own:
-        # its accept() runs out of descriptors, and it rests instead of
-        # spinning.
-        idle += connect_all(sidecar.metrics, 300)
-        wait_for(lambda: any("event=accept_failed" in line
-                             for line in sidecar.log), "accept to fail")
+        # 300 more to the metrics listener: its 16 are set aside in the
+        # split too, so it keeps the 16 newest and closes the others, and
+        # no accept() runs out of descriptors.
+        scrapers = connect_all(sidecar.metrics, 300)
+        self.assertEqual(len(scrapers), 300)
+        metrics_limit = int(re.search(r" metrics=(\d+)", limits).group(1))
+        self.assertEqual(metrics_limit, 16)
+        wait_for(lambda: any("event=connections_closed_at_limit" in line and
+                             "listener=metrics" in line
+                             for line in sidecar.log),
+                 "the metrics listener's closed connections to be logged")
+        metrics_closed = sum(1 for connection in scrapers if ended(connection))
+        self.assertGreaterEqual(metrics_closed, 300 - metrics_limit)
+        idle += scrapers
+        self.assertFalse(any("event=accept_failed" in line
+                             for line in sidecar.log), "".join(sidecar.log))
         for connection in idle:
             connection.close()
         # Everything serves again, and liveness says so.
