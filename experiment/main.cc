@@ -44,7 +44,9 @@ ABSL_FLAG(std::string, scenario, "",
           "chaos, overload, tenants, cost, sick or fanout.");
 ABSL_FLAG(std::string, requests, "",
           "seed, correlated, shifting: measured sequential reads per policy "
-          "(default 2000; shifting 4500, in three phases; at least 100).");
+          "(default 2000; shifting 4500, in three phases; at least 100); "
+          "tenants: the well-behaved tenant's sequential reads in the "
+          "closed-loop part, alone and flooded (default 2000).");
 ABSL_FLAG(std::string, warmup, "",
           "Uncounted fast reads on each fresh sidecar before measuring "
           "(default 50; even).");

@@ -149,7 +149,7 @@ absl::Status CheckScenarioFlags(Scenario scenario, const RawFlags& flags) {
       straggler || open_loop || tenants || chaos || sick || fanout;
   absl::Status status = RejectUnused(
       scenario,
-      {{"requests", !straggler && !flags.requests.empty()},
+      {{"requests", !straggler && !tenants && !flags.requests.empty()},
        {"rate", !paced && !cost && !flags.rate.empty()},
        {"rounds", !cost && !fanout && !flags.rounds.empty()},
        {"creep_runs", !cost && !flags.creep_runs.empty()},

@@ -10,10 +10,11 @@ namespace tailgate::experiment {
 absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
     const std::function<std::string(int64_t)>& path, Progress& progress,
-    int64_t first) {
+    int64_t first, const std::string& tenant) {
   std::vector<SequentialRead> reads;
   reads.reserve(count);
   ReadRequest request;
+  request.tenant = tenant;
   for (int64_t i = first; i < first + count; ++i) {
     request.path = path(i);
     const auto start = std::chrono::steady_clock::now();

@@ -33,11 +33,11 @@ struct SequentialRead {
 // order, telling `progress` first + the reads done; the reads in the same
 // order. Any read that is not a 200 "replicated-value" stops the
 // run with an error naming it: a sequential client at this load must never
-// be rejected, time out or see a wrong body.
+// be rejected, time out or see a wrong body. `tenant`: ReadRequest.tenant.
 absl::StatusOr<std::vector<SequentialRead>> RunSequentialReads(
     Client& client, int64_t count,
     const std::function<std::string(int64_t)>& path, Progress& progress,
-    int64_t first = 0);
+    int64_t first = 0, const std::string& tenant = "");
 
 }  // namespace tailgate::experiment
 

@@ -32,6 +32,7 @@
 #include "experiment/report/report.h"
 #include "experiment/scenarios/scenarios.h"
 #include "experiment/scenarios/sidecar_session.h"
+#include "experiment/scenarios/tenants_closed_flood.h"
 
 namespace tailgate::experiment {
 namespace {
@@ -206,6 +207,9 @@ absl::Status RunTenantsScenario(const ExperimentConfig& config,
         .AddInt("warmup", config.warmup);
     PrintLine(line);
     curves.push_back({mode.policy.mode, run.a.latencies});
+  }
+  if (absl::Status s = RunTenantsClosedFlood(config, tailgate); !s.ok()) {
+    return s;
   }
 
   if (config.plot_dir.empty()) return absl::OkStatus();

@@ -358,7 +358,12 @@ void ReadDecision::CancelInFlight(Actions& out, absl::Time now, Blame blame) {
         blamed = ran >= options_.timeout_blame_age;
         break;
       case Blame::kLostRace:
-        blamed = give_up_after_.has_value() && ran >= *give_up_after_;
+        if (give_up_after_.has_value() && ran >= *give_up_after_) {
+          blamed = policy_.picker->OnLostPastGiveUp(
+              attempt.replica, attempt.ticket, options_.key, now);
+          out.push_back(Cancel(i, blamed));
+          continue;
+        }
         break;
     }
     if (blamed) {

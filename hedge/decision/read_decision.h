@@ -59,7 +59,11 @@
 //  - The first kSuccess (complete, status < 500 and not 429) wins; any
 //    other attempt in flight is cancelled before the read finishes. A
 //    loser that had run past give_up_after lost by hanging: it counts as
-//    a failure of its replica (kCancel with `failed`). A read whose timer
+//    a failure of its replica (kCancel with `failed`), the first time its
+//    key does so on that replica within ReplicaPicker::kSlowKeyWindow
+//    (later ones are neutral: one slow key is the key's trait, and a
+//    client reading it again and again must not eject a replica every
+//    other read needs). A read whose timer
 //    hedge was launched tells its tenant's payoff gate whether the hedge
 //    won; so does one whose deadline came first (a loss). A caller's
 //    cancel, both attempts failing, and a primary that won before the
@@ -226,6 +230,8 @@ struct ReadOptions {
   // as the rules above say: not at all with hedge_disabled, and never
   // before hedge_delay.
   std::optional<absl::Duration> give_up_after;
+  // The read's key (its path, hashed; 0: none), for the loss rule above.
+  uint64_t key = 0;
 };
 
 class ReadDecision {

@@ -4,9 +4,12 @@
 // ran past the give-up point lost by hanging and is blamed; the caller's cancel
 // never blames. A read with hedging disabled has no give-up point, and no
 // read's comes before its hedge delay or before its hedge was asked for.
+// A key that loses so again on the same replica within a window is
+// neutral.
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -209,6 +212,49 @@ TEST_F(ReadDecisionGiveUpTest, HedgeBeatingAPrimaryPastGiveUpBlamesIt) {
             "fail a0, finish a1");
   EXPECT_EQ(replica(0, At(130)).consecutive_failures, 1);
   EXPECT_EQ(replica(1, At(130)).window_failures, 0);
+}
+
+// Reads of `key` whose primary hangs past the give-up point and loses to
+// the fallback; returns how the loser was reported ("fail a0" or
+// "cancel a0") and the primary's replica.
+std::pair<std::string, size_t> LoseToFallback(ReadDecision& read, int at_ms) {
+  read.Start(At(at_ms));
+  read.OnHedgeTimer(At(at_ms + 25));
+  const std::string gave_up = Describe(read.OnGiveUp(At(at_ms + 100)));
+  if (gave_up != "launch a1 r" + std::to_string(1 - read.replica(0)) +
+                     " fallback, gave-up a0") {
+    return {"no fallback: " + gave_up, read.replica(0)};
+  }
+  const std::string done = Describe(
+      read.OnAttemptDone(1, AttemptOutcome::kSuccess, At(at_ms + 130)));
+  return {done.substr(0, done.find(',')), read.replica(0)};
+}
+
+TEST_F(ReadDecisionGiveUpTest, AKeyLosingAgainOnItsReplicaCountsOnce) {
+  ReadOptions hot = Options();
+  hot.key = 7;
+  ReadOptions other = Options();
+  other.key = 8;
+  // The primaries take the replicas in turn: r0, r1, r0, r1, r0.
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 0),
+            std::make_pair(std::string("fail a0"), size_t{0}));
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 1000),
+            std::make_pair(std::string("fail a0"), size_t{1}));
+  // Key 7 on r0 again within the window: neutral, nothing on record.
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 2000),
+            std::make_pair(std::string("cancel a0"), size_t{0}));
+  EXPECT_EQ(replica(0, At(2200)).window_failures, 1);
+  // Another key hanging on r0 is news: a replica that hangs on whatever
+  // it is asked is blamed for each.
+  LoseToFallback(NewRead(other), 3000);  // r1
+  EXPECT_EQ(LoseToFallback(NewRead(other), 4000),
+            std::make_pair(std::string("fail a0"), size_t{0}));
+  EXPECT_EQ(replica(0, At(4200)).window_failures, 2);
+  // Once the window is over, key 7 counts again.
+  LoseToFallback(NewRead(hot), 5000);  // r1
+  for (int i = 0; i < 10; ++i) retry_budget_->OnAdmission(At(15000));
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 6000 + 10000),
+            std::make_pair(std::string("fail a0"), size_t{0}));
 }
 
 TEST_F(ReadDecisionGiveUpTest, HedgeBeatingAPrimaryBeforeGiveUpBlamesNothing) {

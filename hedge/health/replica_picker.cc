@@ -204,6 +204,17 @@ void ReplicaPicker::OnCancel(size_t replica, const CircuitTicket& ticket) {
   breakers_[replica]->OnCancel(ticket);
 }
 
+bool ReplicaPicker::OnLostPastGiveUp(size_t replica,
+                                     const CircuitTicket& ticket, uint64_t key,
+                                     absl::Time now) {
+  if (!slow_keys_.NoteLoss(replica, key, now)) {
+    OnCancel(replica, ticket);
+    return false;
+  }
+  OnFailure(replica, ticket, now);
+  return true;
+}
+
 void ReplicaPicker::MaybeEject(size_t replica, absl::Time now) {
   CircuitBreaker& sick = *breakers_[replica];
   if (!sick.WantsEjection(now).has_value() || max_ejected_share_ <= 0) return;

@@ -52,6 +52,7 @@
 #include "absl/types/span.h"
 #include "hedge/health/circuit_breaker.h"
 #include "hedge/health/replica_load.h"
+#include "hedge/health/slow_keys.h"
 #include "hedge/sync/mutex.h"
 
 namespace tailgate::hedge {
@@ -65,6 +66,9 @@ class ReplicaPicker {
  public:
   // How much cheaper candidate B must be to be taken over A.
   static constexpr double kTolerance = 1.5;
+  // A key's losses past the give-up point on a replica count once per
+  // window (the default ejection window).
+  static constexpr absl::Duration kSlowKeyWindow = absl::Seconds(10);
 
   // REQUIRES: !breakers.empty(); loads.size() == breakers.size(); no null
   // entries; max_ejected_share in [0, 1].
@@ -91,6 +95,14 @@ class ReplicaPicker {
   void OnSuccess(size_t replica, const CircuitTicket& ticket, absl::Time now);
   void OnFailure(size_t replica, const CircuitTicket& ticket, absl::Time now);
   void OnCancel(size_t replica, const CircuitTicket& ticket);
+  // An attempt that lost its race after running past the read's give-up
+  // point (ReadDecision), for the read of `key` (its path, hashed; 0 for
+  // none): OnFailure the first time that key loses so on `replica` within
+  // kSlowKeyWindow, OnCancel after that (SlowKeys: one slow key must not
+  // eject a replica that answers every other key). True when it counted as
+  // a failure.
+  bool OnLostPastGiveUp(size_t replica, const CircuitTicket& ticket,
+                        uint64_t key, absl::Time now);
 
   // A replica that wants a probe, with its probe ticket; nullopt if none.
   std::optional<ReplicaPick> TakeProbe(absl::Time now);
@@ -140,6 +152,7 @@ class ReplicaPicker {
   std::atomic<uint64_t> next_start_{0};
   std::atomic<uint64_t> draws_{0};
   Mutex eject_mu_;  // one ejection decision at a time in the set
+  SlowKeys slow_keys_{kSlowKeyWindow};
 };
 
 }  // namespace tailgate::hedge

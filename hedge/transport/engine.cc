@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "hedge/config/engine_config.h"
@@ -25,6 +27,16 @@
 #include "hedge/transport/upstream.h"
 
 namespace tailgate::hedge::transport {
+namespace {
+
+// The read's key for ReadDecision's loss rule: its target, hashed; never 0
+// (0 is "no key").
+uint64_t ReadKey(absl::string_view target) {
+  const uint64_t hash = absl::Hash<absl::string_view>()(target);
+  return hash == 0 ? 1 : hash;
+}
+
+}  // namespace
 
 absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
                                             ReadCallback done) {
@@ -94,6 +106,7 @@ absl::StatusOr<uint64_t> EngineImpl::Submit(EngineRead request,
   // has failed; a younger one (a late fallback or hedge) had no chance.
   options.timeout_blame_age = upstream->timeout() / 2;
   options.give_up_after = upstream->GiveUpAfter(now);
+  options.key = ReadKey(request.target);
 
   // Counted before the loop can see the read: it may finish at once, and
   // its own admission's credit may pay for its hedge. A coalescing
