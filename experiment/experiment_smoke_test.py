@@ -250,9 +250,23 @@ class ExperimentSmokeTest(unittest.TestCase):
         plot_dir = os.path.join(os.environ["TEST_TMPDIR"], "tenant_plots")
         lines = self.json_lines("--scenario=tenants", "--rate=50",
                                 "--duration=1s", "--warmup=10",
-                                "--plot_dir=" + plot_dir)
-        self.assertEqual([line["mode"] for line in lines],
-                         ["alone", "flood", "flood_no_share"])
+                                "--requests=100", "--plot_dir=" + plot_dir)
+        self.assertEqual([line.get("mode") for line in lines],
+                         ["alone", "flood", "flood_no_share", "closed_alone",
+                          "closed_flood", None])
+        closed = lines[3:5]
+        for line in closed:
+            self.assertEqual(line["a_reads"], 100)
+            self.assertEqual(line["a_samples"], 100)
+            self.assertEqual(line["b_reads_failed"], 0)
+            self.assert_fields(line, ["skipped", "ejections",
+                                      "give_up_fallbacks", "b_hedges"])
+        self.assertEqual(closed[0]["b_reads_ok"], 0)
+        self.assertGreater(closed[1]["b_reads_ok"], 0)
+        self.assertEqual(lines[5]["summary"], "closed_flood")
+        self.assert_fields(lines[5], ["a_p99_alone_ms", "a_p99_flooded_ms",
+                                      "a_p99_flooded_over_alone"])
+        lines = lines[:3]
         for line in lines:
             self.assert_metrics(line)
             self.assertEqual(line["offered_rps"], 50)
