@@ -95,6 +95,7 @@ ReplicaStats FromProto(const v1::ReplicaStats& proto) {
   replica.ejected_for = FromProtoDuration(proto.ejected_for());
   replica.backed_off = proto.backed_off();
   replica.back_off_remaining = FromProtoDuration(proto.back_off_remaining());
+  replica.degraded = proto.degraded();
   replica.overload_answers_429 = proto.overload_answers_429();
   replica.overload_answers_503 = proto.overload_answers_503();
   return replica;

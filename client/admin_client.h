@@ -66,6 +66,8 @@ struct ReplicaStats {
   // Overload answers since start, by status.
   uint64_t overload_answers_429 = 0;
   uint64_t overload_answers_503 = 0;
+  // Serving, but kept in by the ejection cap: a trickle of primaries only.
+  bool degraded = false;
 };
 
 // One replica set's give-up point (tailgate.v1.UpstreamStats).

@@ -150,7 +150,8 @@ std::string ReplicaHealthJson(const ReplicaStats& r) {
       ",\"backed_off\":", Bool(r.backed_off),
       ",\"back_off_remaining\":", JsonDuration(r.back_off_remaining),
       ",\"overload_answers_429\":", r.overload_answers_429,
-      ",\"overload_answers_503\":", r.overload_answers_503);
+      ",\"overload_answers_503\":", r.overload_answers_503,
+      ",\"degraded\":", Bool(r.degraded));
 }
 
 }  // namespace
@@ -231,7 +232,9 @@ std::string FormatStatsTable(const SidecarStats& stats) {
                           "FAILURES", "IN_FLIGHT");
     for (const ReplicaStats& replica : stats.replicas) {
       absl::StrAppendFormat(&text, "%-*s  %-11s  %10d  %10d  %10d  %9d\n",
-                            width, replica.url, ReplicaStateName(replica.state),
+                            width, replica.url,
+                            replica.degraded ? "degraded"
+                                             : ReplicaStateName(replica.state),
                             replica.generation, replica.attempts,
                             replica.failures, replica.in_flight);
     }

@@ -82,16 +82,22 @@ absl::Duration ReplicaLoad::DecayedLocked(absl::Time now) const {
                        Kept(now - last_sample_, kIdleDecay));
 }
 
+absl::Duration ReplicaLoad::MeanAgeLocked(absl::Time now) const {
+  if (in_flight_ <= 0) return absl::ZeroDuration();
+  const int64_t mean_start =
+      static_cast<int64_t>(started_sum_nanos_ / in_flight_);
+  return now - (absl::UnixEpoch() + absl::Nanoseconds(mean_start));
+}
+
 double ReplicaLoad::CostLocked(absl::Time now) const {
-  absl::Duration latency = std::max(DecayedLocked(now), kLatencyFloor);
-  if (in_flight_ > 0) {
-    const int64_t mean_start =
-        static_cast<int64_t>(started_sum_nanos_ / in_flight_);
-    const absl::Duration mean_age =
-        now - (absl::UnixEpoch() + absl::Nanoseconds(mean_start));
-    latency = std::max(latency, mean_age);
-  }
+  const absl::Duration latency =
+      std::max({DecayedLocked(now), kLatencyFloor, MeanAgeLocked(now)});
   return absl::ToDoubleSeconds(latency) * static_cast<double>(in_flight_ + 1);
+}
+
+absl::Duration ReplicaLoad::MeanInFlightAge(absl::Time now) const {
+  MutexLock lock(&mu_);
+  return MeanAgeLocked(now);
 }
 
 double ReplicaLoad::Cost(absl::Time now) const {

@@ -79,6 +79,9 @@ class ReplicaLoad {
 
   // The cost above, in seconds.
   double Cost(absl::Time now) const;
+  // The mean age of its attempts in flight at `now` (zero with none): when
+  // it is past some age, at least one of them is.
+  absl::Duration MeanInFlightAge(absl::Time now) const;
   ReplicaLoadSnapshot Snapshot(absl::Time now) const;
 
  private:
@@ -89,6 +92,8 @@ class ReplicaLoad {
   absl::Duration DecayedLocked(absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double CostLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Duration MeanAgeLocked(absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
   double estimate_seconds_ ABSL_GUARDED_BY(mu_) = 0;

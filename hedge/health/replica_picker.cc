@@ -38,9 +38,13 @@ ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
       loads_(loads.begin(), loads.end()),
       max_ejected_share_(max_ejected_share),
       retired_(new std::atomic<bool>[breakers.size()]),
-      backed_off_until_(new std::atomic<int64_t>[breakers.size()]) {
+      backed_off_until_(new std::atomic<int64_t>[breakers.size()]),
+      degraded_(new std::atomic<bool>[breakers.size()]),
+      answered_(new std::atomic<bool>[breakers.size()]) {
   for (size_t i = 0; i < breakers_.size(); ++i) {
     retired_[i] = false;
+    degraded_[i] = false;
+    answered_[i] = false;
     backed_off_until_[i] = std::numeric_limits<int64_t>::min();
   }
   ABSL_ASSERT(!breakers_.empty());
@@ -58,8 +62,9 @@ double ReplicaPicker::Draw() {
 
 bool ReplicaPicker::Candidate(size_t replica, absl::Time now) {
   if (Retired(replica)) return false;
-  const double weight = breakers_[replica]->Weight(now);
+  double weight = breakers_[replica]->Weight(now);
   if (weight <= 0) return false;
+  if (Degraded(replica)) weight = std::min(weight, kDegradedWeight);
   return weight >= 1 || Draw() < weight;
 }
 
@@ -132,21 +137,32 @@ std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   return std::nullopt;
 }
 
-std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
-                                                        absl::Time now) {
+bool ReplicaPicker::AlternateCandidate(
+    size_t replica, absl::Time now,
+    std::optional<absl::Duration> stale_after) const {
+  return !Retired(replica) && !BackedOff(replica, now) &&
+         !Degraded(replica) && breakers_[replica]->IsEligible(now) &&
+         (!stale_after.has_value() ||
+          loads_[replica]->MeanInFlightAge(now) < *stale_after);
+}
+
+std::optional<ReplicaPick> ReplicaPicker::PickAlternate(
+    size_t exclude, absl::Time now, std::optional<absl::Duration> stale_after) {
   const size_t n = breakers_.size();
   std::optional<size_t> best;
   double best_cost = 0;
+  bool best_answered = false;
   for (size_t i = 1; i < n; ++i) {
     const size_t replica = (exclude + i) % n;
-    if (Retired(replica) || BackedOff(replica, now) ||
-        !breakers_[replica]->IsEligible(now)) {
-      continue;
-    }
+    if (!AlternateCandidate(replica, now, stale_after)) continue;
+    const bool answered = answered_[replica].load(std::memory_order_relaxed);
+    if (best_answered && !answered) continue;
     const double cost = loads_[replica]->Cost(now);
-    if (!best.has_value() || cost * kTolerance < best_cost) {
+    if (!best.has_value() || (answered && !best_answered) ||
+        cost * kTolerance < best_cost) {
       best = replica;
       best_cost = cost;
+      best_answered = answered;
     }
   }
   if (!best.has_value()) return std::nullopt;
@@ -156,14 +172,12 @@ std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
   return std::nullopt;
 }
 
-bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
+bool ReplicaPicker::HasAlternate(
+    size_t exclude, absl::Time now,
+    std::optional<absl::Duration> stale_after) const {
   const size_t n = breakers_.size();
   for (size_t i = 1; i < n; ++i) {
-    const size_t replica = (exclude + i) % n;
-    if (!Retired(replica) && !BackedOff(replica, now) &&
-        breakers_[replica]->IsEligible(now)) {
-      return true;
-    }
+    if (AlternateCandidate((exclude + i) % n, now, stale_after)) return true;
   }
   return false;
 }
@@ -192,11 +206,20 @@ bool ReplicaPicker::BackedOff(size_t replica, absl::Time now) const {
 void ReplicaPicker::OnSuccess(size_t replica, const CircuitTicket& ticket,
                               absl::Time now) {
   breakers_[replica]->OnSuccess(ticket, now);
+  answered_[replica].store(true, std::memory_order_relaxed);
+  if (Degraded(replica)) RecheckDegraded(replica, now);
+}
+
+void ReplicaPicker::RecheckDegraded(size_t replica, absl::Time now) {
+  if (!breakers_[replica]->WantsEjection(now).has_value()) {
+    degraded_[replica].store(false, std::memory_order_relaxed);
+  }
 }
 
 void ReplicaPicker::OnFailure(size_t replica, const CircuitTicket& ticket,
                               absl::Time now) {
   breakers_[replica]->OnFailure(ticket, now);
+  answered_[replica].store(false, std::memory_order_relaxed);
   if (!ticket.probe) MaybeEject(replica, now);
 }
 
@@ -241,6 +264,10 @@ void ReplicaPicker::MaybeEject(size_t replica, absl::Time now) {
   }
   const size_t cap = std::max<size_t>(
       1, static_cast<size_t>(std::floor(max_ejected_share_ * live)));
+  // Kept serving by the cap alone, beside a clearly healthier peer: it
+  // takes only a trickle of primaries and no extra attempt.
+  degraded_[replica].store(healthier_peer && (out + 1 > cap || out + 1 >= live),
+                           std::memory_order_relaxed);
   if (!healthier_peer || out + 1 > cap || out + 1 >= live) return;
   sick.Eject(now, *reason);
 }

@@ -14,6 +14,24 @@
 // A retired replica (one that left its set while reads of the old set are
 // in flight) is never picked again.
 //
+// Degraded: a replica that wants ejection (CircuitBreaker::WantsEjection)
+// while the guard rails below keep it serving, because the cap is reached
+// and another serving replica is clearly healthier, is degraded until it
+// stops wanting ejection (its outcomes are looked at again as they come,
+// and it is ejected as soon as the cap allows). It takes no extra attempt,
+// and primaries only as a candidate of weight kDegradedWeight (like a
+// replica ramping up): a trickle that tells when it answers well again.
+// When every replica fails alike none is degraded, as none is ejected;
+// nor with a max_ejected_share of 0, which turns ejection off.
+//
+// Extra attempts also avoid a replica whose attempts in flight have run,
+// on average, past the read's give-up point (`stale_after`): at least one
+// of them hangs now, whatever its estimate learned while it was idle. And
+// they go to a replica whose last outcome was an answer when there is one:
+// a second chance goes where answers come from, not to a replica that
+// has not answered yet (a new one, or one whose last attempt failed, its
+// cost decayed while it was idle).
+//
 // Back-off: a replica that asked for time (an overload answer's
 // Retry-After, BackOff) takes no primary until then while another serving
 // replica has not asked for time, and no extra attempt at all: when every
@@ -66,6 +84,8 @@ class ReplicaPicker {
  public:
   // How much cheaper candidate B must be to be taken over A.
   static constexpr double kTolerance = 1.5;
+  // A degraded replica's weight as a candidate for primaries.
+  static constexpr double kDegradedWeight = CircuitBreaker::kMinWeight;
   // A key's losses past the give-up point on a replica count once per
   // window (the default ejection window).
   static constexpr absl::Duration kSlowKeyWindow = absl::Seconds(10);
@@ -82,14 +102,25 @@ class ReplicaPicker {
   // serves.
   std::optional<ReplicaPick> PickPrimary(absl::Time now);
 
-  // The cheapest serving replica other than `exclude`, or nullopt.
-  // REQUIRES: exclude < size()
-  std::optional<ReplicaPick> PickAlternate(size_t exclude, absl::Time now);
+  // The cheapest serving replica other than `exclude` that is neither
+  // backed off nor degraded, and whose attempts in flight have not run,
+  // on average, for `stale_after` or more (nullopt: no such bound); or
+  // nullopt. REQUIRES: exclude < size()
+  std::optional<ReplicaPick> PickAlternate(
+      size_t exclude, absl::Time now,
+      std::optional<absl::Duration> stale_after = std::nullopt);
 
-  // True when PickAlternate(exclude, now) would succeed if nothing else
-  // changed in between; takes no ticket.
+  // True when PickAlternate(exclude, now, stale_after) would succeed if
+  // nothing else changed in between; takes no ticket.
   // REQUIRES: exclude < size()
-  bool HasAlternate(size_t exclude, absl::Time now) const;
+  bool HasAlternate(
+      size_t exclude, absl::Time now,
+      std::optional<absl::Duration> stale_after = std::nullopt) const;
+
+  // True while `replica` is degraded (above). REQUIRES: replica < size()
+  bool Degraded(size_t replica) const {
+    return degraded_[replica].load(std::memory_order_relaxed);
+  }
 
   // Outcome reports for a ticket of `replica`'s (see CircuitBreaker).
   void OnSuccess(size_t replica, const CircuitTicket& ticket, absl::Time now);
@@ -142,6 +173,11 @@ class ReplicaPicker {
   // A number in [0, 1) from the draw sequence.
   double Draw();
   void MaybeEject(size_t replica, absl::Time now);
+  // Clears `replica`'s degraded flag once it no longer wants ejection.
+  void RecheckDegraded(size_t replica, absl::Time now);
+  // Serving, not retired, neither backed off nor degraded, and not stale.
+  bool AlternateCandidate(size_t replica, absl::Time now,
+                          std::optional<absl::Duration> stale_after) const;
 
   const std::vector<CircuitBreaker*> breakers_;
   const std::vector<ReplicaLoad*> loads_;
@@ -149,6 +185,9 @@ class ReplicaPicker {
   const std::unique_ptr<std::atomic<bool>[]> retired_;  // by replica
   // Back-off ends, in nanoseconds since the epoch, by replica.
   const std::unique_ptr<std::atomic<int64_t>[]> backed_off_until_;
+  const std::unique_ptr<std::atomic<bool>[]> degraded_;  // by replica
+  // By replica: its last outcome reported was a success (none yet: false).
+  const std::unique_ptr<std::atomic<bool>[]> answered_;
   std::atomic<uint64_t> next_start_{0};
   std::atomic<uint64_t> draws_{0};
   Mutex eject_mu_;  // one ejection decision at a time in the set

@@ -465,6 +465,95 @@ TEST(ReplicaPickerTest, CorrelatedFailuresEjectNothing) {
             1u);
 }
 
+TEST(ReplicaPickerTest, OneKeptServingByTheCapAloneIsDegraded) {
+  // Two of three hang; floor(0.5 * 3) = 1 may be ejected.
+  Replicas replicas(3, 0.5);
+  replicas.Succeed(2, 10, At(0));
+  replicas.Fail(0, 3, At(0));
+  replicas.Fail(1, 3, At(0));
+  EXPECT_EQ(replicas.state(0, At(0)), CircuitState::kOpen);
+  EXPECT_EQ(replicas.state(1, At(0)), CircuitState::kClosed);
+  ReplicaPicker& picker = replicas.picker();
+  EXPECT_FALSE(picker.Degraded(0));
+  EXPECT_TRUE(picker.Degraded(1));
+  EXPECT_FALSE(picker.Degraded(2));
+  // No extra attempt goes to it.
+  EXPECT_FALSE(picker.HasAlternate(2, At(0)));
+  EXPECT_FALSE(picker.PickAlternate(2, At(0)).has_value());
+  EXPECT_TRUE(picker.HasAlternate(1, At(0)));
+  // Primaries: a candidate one draw in ten, then half of the rotation.
+  const std::vector<int> counts = PrimaryCounts(replicas, 3, 2000, At(0));
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_GT(counts[1], 2000 * ReplicaPicker::kDegradedWeight / 2 / 3);
+  EXPECT_LT(counts[1], 2000 * ReplicaPicker::kDegradedWeight / 2 * 2);
+  EXPECT_EQ(counts[1] + counts[2], 2000);
+  // It answers well again: a success ends its run, and with four outcomes
+  // in the window (fewer than min_requests) it no longer wants ejection.
+  replicas.Succeed(1, 1, At(10));
+  EXPECT_FALSE(picker.Degraded(1));
+  EXPECT_TRUE(picker.HasAlternate(2, At(10)));
+  // Failing again, it is degraded again; once the cap allows, ejected.
+  replicas.Fail(1, 3, At(20));
+  EXPECT_TRUE(picker.Degraded(1));
+  std::optional<ReplicaPick> probe = picker.TakeProbe(At(1000));
+  ASSERT_TRUE(probe.has_value());
+  picker.OnSuccess(probe->replica, probe->ticket, At(1000));
+  replicas.Fail(1, 1, At(1001));
+  EXPECT_EQ(replicas.state(1, At(1001)), CircuitState::kOpen);
+  EXPECT_FALSE(picker.Degraded(1));
+}
+
+TEST(ReplicaPickerTest, NoneIsDegradedWhenAllFailAlikeOrEjectionIsOff) {
+  Replicas alike(2, 1.0);
+  for (int i = 0; i < 20; ++i) {
+    alike.Fail(0, 1, At(i));
+    alike.Fail(1, 1, At(i));
+  }
+  EXPECT_FALSE(alike.picker().Degraded(0));
+  EXPECT_FALSE(alike.picker().Degraded(1));
+  Replicas off(2, /*max_ejected_share=*/0);
+  off.Succeed(1, 10, At(0));
+  off.Fail(0, 10, At(0));
+  EXPECT_FALSE(off.picker().Degraded(0));
+}
+
+TEST(ReplicaPickerTest, AnExtraAttemptGoesWhereAnswersComeFrom) {
+  Replicas replicas(3);
+  // Replica 1 has not answered yet: its cost, with no sample, is the
+  // least. Replica 2 answered, in 10 ms.
+  replicas.SetLatency(2, absl::Milliseconds(10), At(0));
+  replicas.Succeed(2, 1, At(0));
+  EXPECT_EQ(replicas.picker().PickAlternate(0, At(0))->replica, 2u);
+  // Replica 2's last attempt failed: none has answered last, the cost
+  // decides.
+  replicas.Fail(2, 1, At(1));
+  EXPECT_EQ(replicas.picker().PickAlternate(0, At(1))->replica, 1u);
+  replicas.Succeed(1, 1, At(2));
+  EXPECT_EQ(replicas.picker().PickAlternate(0, At(2))->replica, 1u);
+  EXPECT_EQ(replicas.picker().PickAlternate(1, At(2))->replica, 0u);
+}
+
+TEST(ReplicaPickerTest, NoExtraAttemptToAReplicaWhoseAttemptsHang) {
+  Replicas replicas(3);
+  // Replica 1 has had an attempt in flight for 100 ms; its estimate, with
+  // no answer yet, is none (the cheapest).
+  replicas.load(1).Begin(At(0));
+  const absl::Duration give_up = absl::Milliseconds(50);
+  std::optional<ReplicaPick> pick =
+      replicas.picker().PickAlternate(0, At(100), give_up);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(pick->replica, 2u);
+  // Younger than the give-up point, it may take one.
+  EXPECT_TRUE(replicas.picker().HasAlternate(2, At(40), give_up));
+  replicas.load(2).Begin(At(0));
+  EXPECT_FALSE(replicas.picker().HasAlternate(0, At(100), give_up));
+  EXPECT_FALSE(replicas.picker().PickAlternate(0, At(100), give_up));
+  // Without a give-up point, nothing is stale.
+  EXPECT_TRUE(replicas.picker().HasAlternate(0, At(100)));
+  replicas.load(1).End(At(0), At(100), ReplicaLoad::Ending::kNoSample);
+  replicas.load(2).End(At(0), At(100), ReplicaLoad::Ending::kNoSample);
+}
+
 TEST(ReplicaPickerTest, RetiredReplicasDoNotCountInTheGuardRails) {
   Replicas replicas(3, 1.0);
   replicas.picker().Retire(2);

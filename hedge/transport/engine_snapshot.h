@@ -42,6 +42,8 @@ struct ReplicaSnapshot {
   // Retry-After).
   uint64_t overload_answers_429 = 0;
   uint64_t overload_answers_503 = 0;
+  // Degraded now (ReplicaPicker, Degraded).
+  bool degraded = false;
 };
 
 // One replica set's totals and the policy values in force now.

@@ -181,6 +181,7 @@ void Upstream::AddTo(EngineSnapshot& snapshot) const {
     replica.load = replicas_[i]->load.Snapshot(now);
     replicas_[i]->counters.CopyTo(replica);
     replica.backed_off = picker_->BackedOff(i, now);
+    replica.degraded = picker_->Degraded(i);
     replica.back_off_remaining = replica.backed_off
                                      ? picker_->BackedOffUntil(i) - now
                                      : absl::ZeroDuration();

@@ -68,6 +68,7 @@ void FillHealth(const hedge::ReplicaSnapshot& replica, v1::ReplicaStats* out) {
   SetDuration(replica.back_off_remaining, out->mutable_back_off_remaining());
   out->set_overload_answers_429(replica.overload_answers_429);
   out->set_overload_answers_503(replica.overload_answers_503);
+  out->set_degraded(replica.degraded);
 }
 
 void FillStats(const hedge::EngineSnapshot& engine,

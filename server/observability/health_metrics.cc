@@ -139,6 +139,14 @@ void AddReplicaHealth(const hedge::EngineSnapshot& engine,
         return Gauge(r.backed_off ? 1 : 0, Replica(r));
       }));
   families.push_back(PerReplica(
+      "tailgate_replica_degraded",
+      "1 while the replica is degraded: serving, but failing enough to be "
+      "ejected while the ejection cap keeps it in; it takes no hedge nor "
+      "fallback and a tenth of its share of primaries. Else 0.",
+      MetricType::Gauge, engine, [](const ReplicaSnapshot& r) {
+        return Gauge(r.degraded ? 1 : 0, Replica(r));
+      }));
+  families.push_back(PerReplica(
       "tailgate_replica_back_off_remaining_seconds",
       "How much longer the replica's Retry-After back-off lasts (0 when not "
       "backed off).",

@@ -173,6 +173,7 @@ TEST(MetricsTest, EveryDesignedNameHasHelpAndType) {
       {"tailgate_replica_cost_seconds", "gauge"},
       {"tailgate_replica_latency_seconds", "gauge"},
       {"tailgate_replica_backed_off", "gauge"},
+      {"tailgate_replica_degraded", "gauge"},
       {"tailgate_replica_back_off_remaining_seconds", "gauge"},
       {"tailgate_replica_overload_answers_total", "counter"},
       {"tailgate_give_up_seconds", "gauge"},

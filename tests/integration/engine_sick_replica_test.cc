@@ -8,6 +8,7 @@
 // timeout (kTimeout), so a slow machine cannot make them pass or fail by
 // chance: a read that waited for the hung replica would take kTimeout.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -122,6 +123,28 @@ TEST_F(EngineSickReplicaTest, HungReplicaIsEjectedAndNoReadWaitsForIt) {
       1);
   // Few primaries reached it: it was avoided, then ejected.
   EXPECT_LE(sick.attempts_primary, 20u);
+}
+
+// Two of three hang: one may be ejected (max_ejected_share 0.5 of three),
+// the other stays serving. No extra attempt goes to a replica that has not
+// answered while one that has is there, nor to one with an attempt
+// hanging, so no read pairs the two hung ones and waits for its deadline.
+TEST_F(EngineSickReplicaTest, TwoHungOfThreeCostNoRead) {
+  StartReplicas(
+      {Always(Answer("value")), Always(Hang()), Always(Hang())});
+  StartEngine(Defaults());
+  const Outcome first = ReadSteadily(kReads / 2);
+  const hedge::EngineSnapshot half = engine_->Snapshot();
+  const Outcome second = ReadSteadily(kReads / 2);
+  const hedge::EngineSnapshot end = engine_->Snapshot();
+  EXPECT_EQ(first.failed + second.failed, 0);
+  EXPECT_EQ(first.slow + second.slow, 0)
+      << "worst " << std::max(first.worst, second.worst);
+  // The second half: few reads need a second attempt.
+  const double attempts_per_read =
+      static_cast<double>(end.attempts - half.attempts) /
+      static_cast<double>(end.requests - half.requests);
+  EXPECT_LE(attempts_per_read, 1.15);
 }
 
 TEST_F(EngineSickReplicaTest, GrayReplicaIsEjectedByItsFailureRate) {
