@@ -80,6 +80,37 @@ class ManifestsTest(unittest.TestCase):
     def forms(self):
         return {"native": self.native, "classic": self.classic}
 
+    def test_the_network_policy_admits_prometheus_to_metrics_only(self):
+        policy = load("networkpolicy.yaml")["NetworkPolicy"]
+        labels = self.pod_labels(self.classic)
+        self.assertEqual(labels, self.pod_labels(self.native))
+        selector = policy["spec"]["podSelector"]["matchLabels"]
+        self.assertTrue(set(selector.items()) <= set(labels.items()))
+        self.assertEqual(policy["spec"]["policyTypes"], ["Ingress"])
+        admin = port_of(self.config.admin)
+        metrics = port_of(self.config.metrics_listen)
+        admitted = {}
+        for rule in policy["spec"]["ingress"]:
+            for port in rule["ports"]:
+                admitted.setdefault(port["port"], []).append(
+                    rule.get("from"))
+        # No pod reaches --admin; only Prometheus reaches the metrics.
+        self.assertNotIn(admin, admitted)
+        (sources,) = admitted[metrics]
+        (prometheus,) = sources
+        self.assertEqual(
+            prometheus["podSelector"]["matchLabels"],
+            {"app.kubernetes.io/name": "prometheus"})
+        self.assertIn("namespaceSelector", prometheus)
+        # Both ports are the pod's named container ports.
+        for form in self.forms().values():
+            ports = {p["name"]: p["containerPort"]
+                     for p in self.container(form, "tailgate")["ports"]}
+            self.assertEqual(ports, {"admin": admin, "metrics": metrics})
+
+    def pod_labels(self, deployment):
+        return deployment["spec"]["template"]["metadata"]["labels"]
+
     def test_native_differs_from_classic_only_where_tailgate_sits(self):
         native = copy.deepcopy(self.native)
         pod = self.pod(native)
