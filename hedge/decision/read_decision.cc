@@ -261,7 +261,7 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   ReplicaPicker& picker = *policy_.picker;
   // Cheapest refusal first, and nothing taken that a later check would
   // have to give back, except in the race below.
-  if (!picker.HasAlternate(primary, now, give_up_after_)) {
+  if (!picker.HasAlternate(primary, now)) {
     out.push_back(ExtraSkipped(SkipReason::kNoReplica));
     return;
   }
@@ -284,8 +284,7 @@ void ReadDecision::TryLaunchExtra(AttemptKind kind, absl::Time now,
   }
   // Another read may have taken the last probe since HasAlternate; the
   // credit is then spent without an attempt, which keeps the bound.
-  std::optional<ReplicaPick> pick =
-      picker.PickAlternate(primary, now, give_up_after_);
+  std::optional<ReplicaPick> pick = picker.PickAlternate(primary, now);
   if (!pick.has_value()) {
     out.push_back(ExtraSkipped(SkipReason::kNoReplica));
     return;

@@ -34,9 +34,8 @@
 //    the hedge timer fires with no complete response (kind kHedge), or at
 //    once when the primary fails before that (kind kFallback). The extra
 //    attempt is taken only when, in this order, another replica is eligible
-//    (serving, neither backed off by a Retry-After nor degraded, and its
-//    attempts in flight not past the read's give-up point on average:
-//    ReplicaPicker),
+//    (serving, neither backed off by a Retry-After nor degraded:
+//    ReplicaPicker; one whose last outcome was an answer first),
 //    an attempt permit is free and its budget yields a credit: a timer
 //    hedge must pass its tenant's payoff gate (when the read has one:
 //    hedges that stopped winning are cut toward a floor), then takes one from

@@ -95,11 +95,6 @@ double ReplicaLoad::CostLocked(absl::Time now) const {
   return absl::ToDoubleSeconds(latency) * static_cast<double>(in_flight_ + 1);
 }
 
-absl::Duration ReplicaLoad::MeanInFlightAge(absl::Time now) const {
-  MutexLock lock(&mu_);
-  return MeanAgeLocked(now);
-}
-
 double ReplicaLoad::Cost(absl::Time now) const {
   MutexLock lock(&mu_);
   return CostLocked(now);

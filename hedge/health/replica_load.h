@@ -79,9 +79,6 @@ class ReplicaLoad {
 
   // The cost above, in seconds.
   double Cost(absl::Time now) const;
-  // The mean age of its attempts in flight at `now` (zero with none): when
-  // it is past some age, at least one of them is.
-  absl::Duration MeanInFlightAge(absl::Time now) const;
   ReplicaLoadSnapshot Snapshot(absl::Time now) const;
 
  private:

@@ -137,24 +137,20 @@ std::optional<ReplicaPick> ReplicaPicker::PickPrimary(absl::Time now) {
   return std::nullopt;
 }
 
-bool ReplicaPicker::AlternateCandidate(
-    size_t replica, absl::Time now,
-    std::optional<absl::Duration> stale_after) const {
+bool ReplicaPicker::AlternateCandidate(size_t replica, absl::Time now) const {
   return !Retired(replica) && !BackedOff(replica, now) &&
-         !Degraded(replica) && breakers_[replica]->IsEligible(now) &&
-         (!stale_after.has_value() ||
-          loads_[replica]->MeanInFlightAge(now) < *stale_after);
+         !Degraded(replica) && breakers_[replica]->IsEligible(now);
 }
 
-std::optional<ReplicaPick> ReplicaPicker::PickAlternate(
-    size_t exclude, absl::Time now, std::optional<absl::Duration> stale_after) {
+std::optional<ReplicaPick> ReplicaPicker::PickAlternate(size_t exclude,
+                                                        absl::Time now) {
   const size_t n = breakers_.size();
   std::optional<size_t> best;
   double best_cost = 0;
   bool best_answered = false;
   for (size_t i = 1; i < n; ++i) {
     const size_t replica = (exclude + i) % n;
-    if (!AlternateCandidate(replica, now, stale_after)) continue;
+    if (!AlternateCandidate(replica, now)) continue;
     const bool answered = answered_[replica].load(std::memory_order_relaxed);
     if (best_answered && !answered) continue;
     const double cost = loads_[replica]->Cost(now);
@@ -172,12 +168,10 @@ std::optional<ReplicaPick> ReplicaPicker::PickAlternate(
   return std::nullopt;
 }
 
-bool ReplicaPicker::HasAlternate(
-    size_t exclude, absl::Time now,
-    std::optional<absl::Duration> stale_after) const {
+bool ReplicaPicker::HasAlternate(size_t exclude, absl::Time now) const {
   const size_t n = breakers_.size();
   for (size_t i = 1; i < n; ++i) {
-    if (AlternateCandidate((exclude + i) % n, now, stale_after)) return true;
+    if (AlternateCandidate((exclude + i) % n, now)) return true;
   }
   return false;
 }

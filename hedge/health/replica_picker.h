@@ -24,10 +24,8 @@
 // When every replica fails alike none is degraded, as none is ejected;
 // nor with a max_ejected_share of 0, which turns ejection off.
 //
-// Extra attempts also avoid a replica whose attempts in flight have run,
-// on average, past the read's give-up point (`stale_after`): at least one
-// of them hangs now, whatever its estimate learned while it was idle. And
-// they go to a replica whose last outcome was an answer when there is one:
+// Extra attempts go to a replica whose last outcome was an answer when
+// there is one:
 // a second chance goes where answers come from, not to a replica that
 // has not answered yet (a new one, or one whose last attempt failed, its
 // cost decayed while it was idle).
@@ -103,19 +101,14 @@ class ReplicaPicker {
   std::optional<ReplicaPick> PickPrimary(absl::Time now);
 
   // The cheapest serving replica other than `exclude` that is neither
-  // backed off nor degraded, and whose attempts in flight have not run,
-  // on average, for `stale_after` or more (nullopt: no such bound); or
-  // nullopt. REQUIRES: exclude < size()
-  std::optional<ReplicaPick> PickAlternate(
-      size_t exclude, absl::Time now,
-      std::optional<absl::Duration> stale_after = std::nullopt);
+  // backed off nor degraded, among those whose last outcome was an answer
+  // if any is; or nullopt. REQUIRES: exclude < size()
+  std::optional<ReplicaPick> PickAlternate(size_t exclude, absl::Time now);
 
-  // True when PickAlternate(exclude, now, stale_after) would succeed if
-  // nothing else changed in between; takes no ticket.
+  // True when PickAlternate(exclude, now) would succeed if nothing else
+  // changed in between; takes no ticket.
   // REQUIRES: exclude < size()
-  bool HasAlternate(
-      size_t exclude, absl::Time now,
-      std::optional<absl::Duration> stale_after = std::nullopt) const;
+  bool HasAlternate(size_t exclude, absl::Time now) const;
 
   // True while `replica` is degraded (above). REQUIRES: replica < size()
   bool Degraded(size_t replica) const {
@@ -175,9 +168,8 @@ class ReplicaPicker {
   void MaybeEject(size_t replica, absl::Time now);
   // Clears `replica`'s degraded flag once it no longer wants ejection.
   void RecheckDegraded(size_t replica, absl::Time now);
-  // Serving, not retired, neither backed off nor degraded, and not stale.
-  bool AlternateCandidate(size_t replica, absl::Time now,
-                          std::optional<absl::Duration> stale_after) const;
+  // Serving, not retired, neither backed off nor degraded.
+  bool AlternateCandidate(size_t replica, absl::Time now) const;
 
   const std::vector<CircuitBreaker*> breakers_;
   const std::vector<ReplicaLoad*> loads_;

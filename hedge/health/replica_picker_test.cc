@@ -533,27 +533,6 @@ TEST(ReplicaPickerTest, AnExtraAttemptGoesWhereAnswersComeFrom) {
   EXPECT_EQ(replicas.picker().PickAlternate(1, At(2))->replica, 0u);
 }
 
-TEST(ReplicaPickerTest, NoExtraAttemptToAReplicaWhoseAttemptsHang) {
-  Replicas replicas(3);
-  // Replica 1 has had an attempt in flight for 100 ms; its estimate, with
-  // no answer yet, is none (the cheapest).
-  replicas.load(1).Begin(At(0));
-  const absl::Duration give_up = absl::Milliseconds(50);
-  std::optional<ReplicaPick> pick =
-      replicas.picker().PickAlternate(0, At(100), give_up);
-  ASSERT_TRUE(pick.has_value());
-  EXPECT_EQ(pick->replica, 2u);
-  // Younger than the give-up point, it may take one.
-  EXPECT_TRUE(replicas.picker().HasAlternate(2, At(40), give_up));
-  replicas.load(2).Begin(At(0));
-  EXPECT_FALSE(replicas.picker().HasAlternate(0, At(100), give_up));
-  EXPECT_FALSE(replicas.picker().PickAlternate(0, At(100), give_up));
-  // Without a give-up point, nothing is stale.
-  EXPECT_TRUE(replicas.picker().HasAlternate(0, At(100)));
-  replicas.load(1).End(At(0), At(100), ReplicaLoad::Ending::kNoSample);
-  replicas.load(2).End(At(0), At(100), ReplicaLoad::Ending::kNoSample);
-}
-
 TEST(ReplicaPickerTest, RetiredReplicasDoNotCountInTheGuardRails) {
   Replicas replicas(3, 1.0);
   replicas.picker().Retire(2);

@@ -126,9 +126,9 @@ TEST_F(EngineSickReplicaTest, HungReplicaIsEjectedAndNoReadWaitsForIt) {
 }
 
 // Two of three hang: one may be ejected (max_ejected_share 0.5 of three),
-// the other stays serving. No extra attempt goes to a replica that has not
-// answered while one that has is there, nor to one with an attempt
-// hanging, so no read pairs the two hung ones and waits for its deadline.
+// the other stays serving, degraded. No extra attempt goes to a replica
+// that has not answered while one that has is there, so no read pairs the
+// two hung ones and waits for its deadline.
 TEST_F(EngineSickReplicaTest, TwoHungOfThreeCostNoRead) {
   StartReplicas(
       {Always(Answer("value")), Always(Hang()), Always(Hang())});
