@@ -66,9 +66,9 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
       return absl::InternalError("cannot serve HTTP on the unix socket");
     }
     address_ = address;
-    accept_backoff_ =
-        AcceptBackoff::Install(evhttp_bound_socket_get_listener(socket), base_,
-                               absl::Seconds(1), options_.accept_failed);
+    listener_ = evhttp_bound_socket_get_listener(socket);
+    accept_backoff_ = AcceptBackoff::Install(listener_, base_, absl::Seconds(1),
+                                             options_.accept_failed);
     return absl::OkStatus();
   }
   socket = evhttp_bind_socket_with_handle(
@@ -80,9 +80,9 @@ absl::Status HttpDoor::Impl::Bind(event_base* base) {
   absl::StatusOr<int> port = LocalPort(evhttp_bound_socket_get_fd(socket));
   if (!port.ok()) return port.status();
   address_ = address.WithPort(*port);
-  accept_backoff_ =
-      AcceptBackoff::Install(evhttp_bound_socket_get_listener(socket), base_,
-                             absl::Seconds(1), options_.accept_failed);
+  listener_ = evhttp_bound_socket_get_listener(socket);
+  accept_backoff_ = AcceptBackoff::Install(listener_, base_, absl::Seconds(1),
+                                           options_.accept_failed);
   return absl::OkStatus();
 }
 
@@ -121,7 +121,7 @@ void HttpDoor::Impl::FinishTeardown() {
   http_ = nullptr;
   for (auto& [bev, connection] : connections_) {
     if (connection->registering) bufferevent_decref(bev);
-    for (event* timer : {connection->header_timer, connection->registration}) {
+    for (event* timer : {connection->deadline, connection->registration}) {
       if (timer != nullptr) event_free(timer);
     }
   }

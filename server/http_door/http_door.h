@@ -8,13 +8,21 @@
 // read never changes thread, from the request's bytes to the answer's. HTTP/1.1
 // keep-alive and pipelining as evhttp does them: one request at a time per
 // connection, in order. Protection:
-//   - at most `max_connections` open connections; one accepted beyond that
-//     is closed at once (or, if its request was already read, answered 503
-//     RESOURCE_EXHAUSTED and closed);
+//   - at most `max_connections` open connections; at the limit a new one
+//     closes the connection waiting longest for its next request (no read
+//     in flight and no answer being written: idle, or trickling its
+//     request), counted to `idle_closed`; with none such, the new one is
+//     closed at once (or, if its request was already read, answered 503
+//     RESOURCE_EXHAUSTED and closed), counted to `refused`, and the door
+//     accepts nothing more until a connection has closed, so that a burst
+//     waits in the kernel's backlog rather than holding descriptors;
 //   - `header_timeout` from accept, and from the end of each answer, to the
 //     end of the next request: a client that trickles its request (or idles
-//     between requests) is disconnected; evhttp's inactivity timeout
-//     (`header_timeout` too) covers a client that stops reading an answer;
+//     between requests) is disconnected;
+//   - `send_timeout` from the start of an answer to the client having
+//     taken all of it (the bytes it takes meanwhile extend nothing): a
+//     client that stops reading, or reads a byte at a time, is
+//     disconnected and the answer's bytes given back;
 //   - the request line and headers are bounded (`max_header_bytes`, evhttp
 //     answers 413 / 400), bodies by evhttp's body limit, and any request
 //     with a body or body framing is refused (http_mapping.h);
@@ -45,6 +53,8 @@
 #ifndef TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
 #define TAILGATE_SERVER_HTTP_DOOR_HTTP_DOOR_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -63,9 +73,13 @@ struct HttpDoorOptions {
   // The request line and headers together. Above the hygiene limits on a
   // target (8 KiB) and headers (32 KiB) plus their framing.
   int64_t max_header_bytes = 48 << 10;
+  absl::Duration send_timeout = absl::Seconds(10);
   // accept() failed (errno, failures): the listener rests for a second
   // (AcceptBackoff) instead of spinning.
   AcceptBackoff::Report accept_failed;
+  // Connections closed at the limit so far (each call: the running count).
+  std::function<void(uint64_t)> refused;      // the new one, none idle
+  std::function<void(uint64_t)> idle_closed;  // the one waiting longest
 };
 
 class HttpDoor {

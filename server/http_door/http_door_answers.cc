@@ -68,6 +68,7 @@ void HttpDoor::Impl::AnswerRawAndClose(Connection* connection,
   absl::StrAppend(&bytes, "Content-Length: ", reply.body.size(),
                   "\r\nConnection: close\r\n\r\n", reply.body);
   bufferevent* bev = connection->bev;
+  ArmSendDeadline(connection);
   bufferevent_disable(bev, EV_READ);
   bufferevent_setcb(bev, nullptr, &Impl::OnRawWritten, &Impl::OnRawEvent,
                     connection);
@@ -112,6 +113,9 @@ void HttpDoor::Impl::Send(Exchange* exchange, HttpReply reply) {
                            owned);
   }
   exchange->state = Exchange::State::kWriting;
+  // Before the reply: an answer written at once re-arms the header
+  // deadline in OnReplyComplete.
+  ArmSendDeadline(exchange->connection);
   evhttp_request_set_on_complete_cb(request, &Impl::OnReplyComplete, exchange);
   evhttp_send_reply(request, reply.status, nullptr, body);
   evbuffer_free(body);
@@ -126,7 +130,7 @@ void HttpDoor::Impl::OnReplyComplete(evhttp_request*, void* arg) noexcept {
   self->door_thread_.AssertOnOwner();
   connection->exchange = nullptr;
   self->End(exchange);
-  self->ArmHeaderTimer(connection);
+  self->ArmHeaderDeadline(connection);
 }
 
 void HttpDoor::Impl::End(Exchange* exchange) {

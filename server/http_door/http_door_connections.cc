@@ -6,6 +6,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
 #include <memory>
 #include <string>
@@ -28,12 +29,29 @@ bufferevent* HttpDoor::Impl::OnAccept(event_base* base, void* arg) noexcept {
   self->door_thread_.AssertOnOwner();
   bufferevent* bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
   if (bev == nullptr) return nullptr;  // evhttp makes its own; refused later
+  bool over_limit = false;
+  if (self->open_connections_ >= self->options_.max_connections) {
+    if (self->CloseLongestWaiting()) {
+      ++self->idle_closed_;
+      if (self->options_.idle_closed) {
+        self->options_.idle_closed(self->idle_closed_);
+      }
+    } else {
+      over_limit = true;
+      ++self->refused_;
+      if (self->options_.refused) self->options_.refused(self->refused_);
+      // This one is closed on the next loop turn (OnRegister): accept no
+      // more until then (libevent stops its accept loop once disabled).
+      self->accepting_paused_ = true;
+      evconnlistener_disable(self->listener_);
+    }
+  }
   bufferevent_incref(bev);
   ++self->open_connections_;
-  auto connection = std::make_unique<Connection>(Connection{
-      self, bev, self->open_connections_ > self->options_.max_connections});
-  connection->header_timer =
-      evtimer_new(base, &Impl::OnHeaderTimeout, connection.get());
+  auto connection =
+      std::make_unique<Connection>(Connection{self, bev, over_limit});
+  connection->deadline =
+      evtimer_new(base, &Impl::OnDeadline, connection.get());
   connection->registration =
       evtimer_new(base, &Impl::OnRegister, connection.get());
   connection->input_watch = evbuffer_add_cb(bufferevent_get_input(bev),
@@ -73,12 +91,12 @@ void HttpDoor::Impl::OnRegister(evutil_socket_t, short, void* arg) noexcept {
       // while `registering` is set.
       evhttp_connection_free(connection->evcon);
     } else {
-      self->ArmHeaderTimer(connection);
+      self->ArmHeaderDeadline(connection);
     }
   }
   connection->registering = false;
   if (connection->closed) {
-    event_free(connection->header_timer);
+    event_free(connection->deadline);
     event_free(connection->registration);  // this one, which has run
     self->connections_.erase(bev);         // deletes `connection`
   }
@@ -90,9 +108,32 @@ void HttpDoor::Impl::Attach(Connection* connection, evhttp_connection* evcon) {
   evhttp_connection_set_closecb(evcon, &Impl::OnClosed, connection);
 }
 
+bool HttpDoor::Impl::CloseLongestWaiting() {
+  Connection* longest = nullptr;
+  for (auto& [bev, connection] : connections_) {
+    Connection* c = connection.get();
+    if (c->closed || c->evcon == nullptr || c->exchange != nullptr ||
+        c->over_limit) {
+      continue;
+    }
+    if (longest == nullptr || c->waiting_since < longest->waiting_since) {
+      longest = c;
+    }
+  }
+  if (longest == nullptr) return false;
+  evhttp_connection_free(longest->evcon);  // runs OnClosed
+  return true;
+}
+
 void HttpDoor::Impl::MarkClosed(Connection* connection) {
   connection->closed = true;
   --open_connections_;
+  // Back at the limit: the next accept may find a waiting one to close.
+  if (accepting_paused_ && open_connections_ <= options_.max_connections &&
+      listener_ != nullptr && !stopping_) {
+    accepting_paused_ = false;
+    evconnlistener_enable(listener_);
+  }
   if (connection->input_watch != nullptr) {
     evbuffer_remove_cb_entry(bufferevent_get_input(connection->bev),
                              connection->input_watch);
@@ -125,18 +166,27 @@ void HttpDoor::Impl::OnInput(evbuffer* input, const evbuffer_cb_info* info,
       newline == std::string::npos ? 0 : newline + 1));
 }
 
-void HttpDoor::Impl::ArmHeaderTimer(Connection* connection) {
+void HttpDoor::Impl::ArmHeaderDeadline(Connection* connection) {
+  connection->waiting_since = ++idle_order_;
   const timeval tv = absl::ToTimeval(options_.header_timeout);
-  evtimer_add(connection->header_timer, &tv);
+  evtimer_add(connection->deadline, &tv);  // replaces a pending deadline
 }
 
-void HttpDoor::Impl::OnHeaderTimeout(evutil_socket_t, short,
+void HttpDoor::Impl::ArmSendDeadline(Connection* connection) {
+  const timeval tv = absl::ToTimeval(options_.send_timeout);
+  evtimer_add(connection->deadline, &tv);
+}
+
+void HttpDoor::Impl::OnDeadline(evutil_socket_t, short,
                                      void* arg) noexcept {
   auto* connection = static_cast<Connection*>(arg);
   Impl* self = connection->door;
   self->door_thread_.AssertOnOwner();
-  if (connection->closed || connection->exchange != nullptr ||
-      connection->evcon == nullptr) {
+  if (connection->closed || connection->evcon == nullptr) return;
+  // A read in flight is the engine's to end (its deadline); the timer is
+  // not armed then, but may have fired just before the read began.
+  if (connection->exchange != nullptr &&
+      connection->exchange->state == Exchange::State::kReading) {
     return;
   }
   evhttp_connection_free(connection->evcon);  // runs OnClosed
@@ -162,10 +212,10 @@ void HttpDoor::Impl::OnClosed(evhttp_connection*, void* arg) noexcept {
       self->End(exchange);
     }
   }
-  evtimer_del(connection->header_timer);
+  evtimer_del(connection->deadline);
   self->MarkClosed(connection);
   if (!connection->registering) {
-    event_free(connection->header_timer);
+    event_free(connection->deadline);
     if (connection->registration != nullptr) {
       event_free(connection->registration);  // not pending: it has run
     }

@@ -36,6 +36,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
 #include <cstdint>
 #include <memory>
@@ -80,7 +81,10 @@ class HttpDoor::Impl {
     evhttp_connection* evcon = nullptr;  // once attached
     bool registering = true;             // OnRegister has not run yet
     bool closed = false;
-    event* header_timer = nullptr;  // armed while waiting for a request
+    // The header deadline while waiting for a request, the send deadline
+    // while an answer is written; not armed while a read is in flight.
+    event* deadline = nullptr;
+    uint64_t waiting_since = 0;  // idle_order_ when it last began to wait
     Exchange* exchange = nullptr;   // the request being answered, if any
     event* registration = nullptr;  // runs OnRegister once, after accept
     // OnInput on the bufferevent's input, from accept until MarkClosed.
@@ -120,7 +124,7 @@ class HttpDoor::Impl {
   static bufferevent* OnAccept(event_base* base, void* arg) noexcept;
   static void OnRegister(evutil_socket_t, short, void* arg) noexcept;
   static void OnClosed(evhttp_connection* evcon, void* arg) noexcept;
-  static void OnHeaderTimeout(evutil_socket_t, short, void* arg) noexcept;
+  static void OnDeadline(evutil_socket_t, short, void* arg) noexcept;
   static void OnInput(evbuffer* input, const evbuffer_cb_info* info,
                       void* arg) noexcept;
   // Requests (http_door_requests.cc).
@@ -137,8 +141,13 @@ class HttpDoor::Impl {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
   void MarkClosed(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
-  void ArmHeaderTimer(Connection* connection)
+  void ArmHeaderDeadline(Connection* connection)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  void ArmSendDeadline(Connection* connection)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
+  // At the limit: closes the connection waiting longest for its next
+  // request; false when none is waiting.
+  bool CloseLongestWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(door_thread_);
 
   // Requests (http_door_requests.cc).
   void Handle(Connection* connection, evhttp_request* request)
@@ -189,10 +198,16 @@ class HttpDoor::Impl {
   // is not running.
   hedge::ThreadChecker door_thread_;
   evhttp* http_ ABSL_GUARDED_BY(door_thread_) = nullptr;
+  evconnlistener* listener_ ABSL_GUARDED_BY(door_thread_) = nullptr;
   std::unique_ptr<AcceptBackoff> accept_backoff_ ABSL_GUARDED_BY(door_thread_);
   absl::flat_hash_map<bufferevent*, std::unique_ptr<Connection>> connections_
       ABSL_GUARDED_BY(door_thread_);
   int64_t open_connections_ ABSL_GUARDED_BY(door_thread_) = 0;
+  // At the limit with none waiting: accepting is paused until one closes.
+  bool accepting_paused_ ABSL_GUARDED_BY(door_thread_) = false;
+  uint64_t idle_order_ ABSL_GUARDED_BY(door_thread_) = 0;
+  uint64_t refused_ ABSL_GUARDED_BY(door_thread_) = 0;
+  uint64_t idle_closed_ ABSL_GUARDED_BY(door_thread_) = 0;
   bool stopping_ ABSL_GUARDED_BY(door_thread_) = false;  // the destructor runs
   // Engine reads whose callback has not run yet.
   int64_t outstanding_ ABSL_GUARDED_BY(door_thread_) = 0;

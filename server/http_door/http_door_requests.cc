@@ -60,7 +60,7 @@ void HttpDoor::Impl::OnRequest(evhttp_request* request, void* arg) noexcept {
   }
   Connection* connection = found->second.get();
   if (connection->evcon == nullptr) self->Attach(connection, evcon);
-  evtimer_del(connection->header_timer);
+  evtimer_del(connection->deadline);
   self->Handle(connection, request);
 }
 

@@ -496,12 +496,97 @@ TEST_F(HttpDoorTest, DotSegmentsAreRefusedWith400NamingThePath) {
   EXPECT_EQ(allowed.get().status, 200);
 }
 
+// Reads from `fd` until `text` has arrived (true), the peer closes, or
+// kWait passes.
+bool ReadUntil(int fd, absl::string_view text, std::string& got) {
+  const timeval wait = absl::ToTimeval(kWait);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  char buffer[4096];
+  while (!absl::StrContains(got, text)) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) return false;
+    got.append(buffer, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// True when the peer has closed `fd` (within kWait).
+bool Closed(int fd) {
+  std::string ignored;
+  return !ReadUntil(fd, "never sent", ignored);
+}
+
+// A connection that has had one read answered: it waits for its next
+// request.
+int AnsweredConnection(int port, FakeLoopEngine& engine,
+                       DoorHarness& harness, size_t index) {
+  const int fd = ConnectToLoopback(port);
+  if (fd < 0 || !SendAll(fd, RawGet("/first"))) return -1;
+  FakeLoopEngine::Submitted read = harness.Read(index);
+  if (!engine.Answer(read.id, DoorHarness::Response(200, "ok"))) return -1;
+  std::string got;
+  return ReadUntil(fd, "\r\n\r\nok", got) ? fd : -1;
+}
+
+TEST_F(HttpDoorTest, AtTheLimitTheConnectionWaitingLongestMakesRoom) {
+  HttpDoorOptions options;
+  options.max_connections = 2;
+  options.header_timeout = absl::Seconds(60);
+  uint64_t idle_closed = 0;
+  options.idle_closed = [&idle_closed](uint64_t n) { idle_closed = n; };
+  Start(64, 1 << 20, options);
+  const int oldest = AnsweredConnection(port_, *engine_, harness_, 0);
+  const int newer = AnsweredConnection(port_, *engine_, harness_, 1);
+  ASSERT_GE(oldest, 0);
+  ASSERT_GE(newer, 0);
+  // A third client is served; the connection waiting longest gave way.
+  std::future<Reply> third = FetchAsync(port_, "/third");
+  FakeLoopEngine::Submitted read = Read(2);
+  ASSERT_TRUE(engine_->Answer(read.id, DoorHarness::Response(200, "three")));
+  EXPECT_EQ(third.get().body, "three");
+  EXPECT_TRUE(Closed(oldest));
+  // The newer one is still served.
+  ASSERT_TRUE(SendAll(newer, RawGet("/again")));
+  FakeLoopEngine::Submitted again = Read(3);
+  ASSERT_TRUE(engine_->Answer(again.id, DoorHarness::Response(200, "again")));
+  std::string got;
+  EXPECT_TRUE(ReadUntil(newer, "again", got)) << got;
+  close(oldest);
+  close(newer);
+  EXPECT_EQ(idle_closed, 1u);
+}
+
+TEST_F(HttpDoorTest, AtTheLimitWithAReadOnEveryConnectionTheNewOneIsClosed) {
+  HttpDoorOptions options;
+  options.max_connections = 2;
+  uint64_t refused = 0;
+  options.refused = [&refused](uint64_t n) { refused = n; };
+  Start(64, 1 << 20, options);
+  std::future<Reply> first = FetchAsync(port_, "/one");
+  FakeLoopEngine::Submitted one = Read(0);
+  std::future<Reply> second = FetchAsync(port_, "/two");
+  FakeLoopEngine::Submitted two = Read(1);
+  const std::string got = SendAndReadToEnd(port_, RawGet("/three"));
+  EXPECT_TRUE(got.empty() || absl::StartsWith(got, "HTTP/1.1 503")) << got;
+  ASSERT_TRUE(engine_->Answer(one.id, DoorHarness::Response(200, "1")));
+  ASSERT_TRUE(engine_->Answer(two.id, DoorHarness::Response(200, "2")));
+  EXPECT_EQ(first.get().body, "1");
+  EXPECT_EQ(second.get().body, "2");
+  EXPECT_EQ(refused, 1u);
+  // Accepting resumed once the refused one closed.
+  std::future<Reply> fourth = FetchAsync(port_, "/four");
+  FakeLoopEngine::Submitted four = Read(2);
+  ASSERT_TRUE(engine_->Answer(four.id, DoorHarness::Response(200, "4")));
+  EXPECT_EQ(fourth.get().body, "4");
+}
+
 // A client that sends a request and never reads the answer is
-// disconnected after the inactivity timeout (header_timeout), and the
-// answer's bytes are given back.
+// disconnected at the send deadline (from the answer's start, well before
+// the header timeout), and the answer's bytes are given back.
 TEST_F(HttpDoorTest, AClientThatDoesNotReadItsAnswerIsDisconnected) {
   HttpDoorOptions options;
-  options.header_timeout = absl::Milliseconds(300);
+  options.header_timeout = absl::Seconds(60);
+  options.send_timeout = absl::Milliseconds(300);
   constexpr size_t kBody = 16 << 20;  // far beyond both socket buffers
   Start(/*max_calls=*/64, /*max_bytes=*/int64_t{64} << 20, options);
   const int fd = ConnectToLoopback(port_, /*receive_buffer=*/4096);

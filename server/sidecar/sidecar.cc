@@ -299,7 +299,10 @@ bool Sidecar::StartHttpDoor(StartFailure& failure) {
           {.address = *config_.http_listen,
            .max_connections = connections_.http,
            .header_timeout = config_.http_header_timeout,
-           .accept_failed = AcceptFailureLog(log_, "http")},
+           .send_timeout = config_.send_timeout,
+           .accept_failed = AcceptFailureLog(log_, "http"),
+           .refused = ConnectionRefusedLog(log_, "http"),
+           .idle_closed = IdleConnectionClosedLog(log_, "http")},
           *read_core_, *loop_);
   if (!door.ok()) return Failed(failure, "http_listen", door.status());
   http_door_ = *std::move(door);
