@@ -61,10 +61,11 @@
 //    other attempt in flight is cancelled before the read finishes. A
 //    loser that had run past give_up_after lost by hanging: it counts as
 //    a failure of its replica (kCancel with `failed`), the first time its
-//    key does so on that replica within ReplicaPicker::kSlowKeyWindow
-//    (later ones are neutral: one slow key is the key's trait, and a
-//    client reading it again and again must not eject a replica every
-//    other read needs). A read whose timer
+//    key does so on that replica within ReplicaPicker::kSlowKeyWindow;
+//    later ones are neutral while the replica answers other reads (one
+//    slow key is the key's trait, and a client reading it again and again
+//    must not eject a replica every other read needs), and count while it
+//    answers nothing (ReplicaPicker::OnLostPastGiveUp). A read whose timer
 //    hedge was launched tells its tenant's payoff gate whether the hedge
 //    won; so does one whose deadline came first (a loss). A caller's
 //    cancel, both attempts failing, and a primary that won before the

@@ -5,7 +5,7 @@
 // never blames. A read with hedging disabled has no give-up point, and no
 // read's comes before its hedge delay or before its hedge was asked for.
 // A key that loses so again on the same replica within a window is
-// neutral.
+// neutral while that replica answers other reads.
 
 #include <memory>
 #include <string>
@@ -255,6 +255,23 @@ TEST_F(ReadDecisionGiveUpTest, AKeyLosingAgainOnItsReplicaCountsOnce) {
   for (int i = 0; i < 10; ++i) retry_budget_->OnAdmission(At(15000));
   EXPECT_EQ(LoseToFallback(NewRead(hot), 6000 + 10000),
             std::make_pair(std::string("fail a0"), size_t{0}));
+}
+
+TEST_F(ReadDecisionGiveUpTest, AKeyLosingAgainOnAReplicaAnsweringNothingCounts) {
+  ReadOptions hot = Options();
+  hot.key = 7;
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 0),
+            std::make_pair(std::string("fail a0"), size_t{0}));
+  // r1's own read answers at once: r0 gets no answer in between.
+  ReadDecision& on_r1 = NewRead(hot);
+  on_r1.Start(At(1000));
+  ASSERT_EQ(on_r1.replica(0), 1u);
+  on_r1.OnAttemptDone(0, AttemptOutcome::kSuccess, At(1005));
+  // r0 hangs on key 7 again: it answers nothing, so it counts.
+  EXPECT_EQ(LoseToFallback(NewRead(hot), 2000),
+            std::make_pair(std::string("fail a0"), size_t{0}));
+  EXPECT_EQ(replica(0, At(2200)).window_failures, 2);
+  EXPECT_EQ(replica(0, At(2200)).consecutive_failures, 2);
 }
 
 TEST_F(ReadDecisionGiveUpTest, HedgeBeatingAPrimaryBeforeGiveUpBlamesNothing) {

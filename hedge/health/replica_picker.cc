@@ -224,7 +224,10 @@ void ReplicaPicker::OnCancel(size_t replica, const CircuitTicket& ticket) {
 bool ReplicaPicker::OnLostPastGiveUp(size_t replica,
                                      const CircuitTicket& ticket, uint64_t key,
                                      absl::Time now) {
-  if (!slow_keys_.NoteLoss(replica, key, now)) {
+  // A repeat is the key's trait only while the replica answers other
+  // reads: one that answers nothing is hung, whatever it is asked.
+  if (!slow_keys_.NoteLoss(replica, key, now) &&
+      answered_[replica].load(std::memory_order_relaxed)) {
     OnCancel(replica, ticket);
     return false;
   }

@@ -122,9 +122,10 @@ class ReplicaPicker {
   // An attempt that lost its race after running past the read's give-up
   // point (ReadDecision), for the read of `key` (its path, hashed; 0 for
   // none): OnFailure the first time that key loses so on `replica` within
-  // kSlowKeyWindow, OnCancel after that (SlowKeys: one slow key must not
-  // eject a replica that answers every other key). True when it counted as
-  // a failure.
+  // kSlowKeyWindow; after that OnCancel while the replica's last outcome
+  // was an answer (SlowKeys: one slow key must not eject a replica that
+  // answers every other key), OnFailure while it answers nothing (a hung
+  // replica asked for one key only). True when it counted as a failure.
   bool OnLostPastGiveUp(size_t replica, const CircuitTicket& ticket,
                         uint64_t key, absl::Time now);
 
