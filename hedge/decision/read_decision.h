@@ -62,7 +62,7 @@
 //    loser that had run past give_up_after lost by hanging: it counts as
 //    a failure of its replica (kCancel with `failed`), the first time its
 //    key does so on that replica within ReplicaPicker::kSlowKeyWindow;
-//    later ones are neutral while the replica answers other reads (one
+//    later ones are neutral if the replica answered any read since (one
 //    slow key is the key's trait, and a client reading it again and again
 //    must not eject a replica every other read needs), and count while it
 //    answers nothing (ReplicaPicker::OnLostPastGiveUp). A read whose timer

@@ -40,11 +40,13 @@ ReplicaPicker::ReplicaPicker(absl::Span<CircuitBreaker* const> breakers,
       retired_(new std::atomic<bool>[breakers.size()]),
       backed_off_until_(new std::atomic<int64_t>[breakers.size()]),
       degraded_(new std::atomic<bool>[breakers.size()]),
-      answered_(new std::atomic<bool>[breakers.size()]) {
+      answered_(new std::atomic<bool>[breakers.size()]),
+      last_answer_(new std::atomic<int64_t>[breakers.size()]) {
   for (size_t i = 0; i < breakers_.size(); ++i) {
     retired_[i] = false;
     degraded_[i] = false;
     answered_[i] = false;
+    last_answer_[i] = std::numeric_limits<int64_t>::min();
     backed_off_until_[i] = std::numeric_limits<int64_t>::min();
   }
   ABSL_ASSERT(!breakers_.empty());
@@ -201,6 +203,7 @@ void ReplicaPicker::OnSuccess(size_t replica, const CircuitTicket& ticket,
                               absl::Time now) {
   breakers_[replica]->OnSuccess(ticket, now);
   answered_[replica].store(true, std::memory_order_relaxed);
+  last_answer_[replica].store(NanosSinceEpoch(now), std::memory_order_relaxed);
   if (Degraded(replica)) RecheckDegraded(replica, now);
 }
 
@@ -226,8 +229,9 @@ bool ReplicaPicker::OnLostPastGiveUp(size_t replica,
                                      absl::Time now) {
   // A repeat is the key's trait only while the replica answers other
   // reads: one that answers nothing is hung, whatever it is asked.
-  if (!slow_keys_.NoteLoss(replica, key, now) &&
-      answered_[replica].load(std::memory_order_relaxed)) {
+  const absl::Time last_answer = FromNanos(
+      last_answer_[replica].load(std::memory_order_relaxed));
+  if (!slow_keys_.NoteLoss(replica, key, now, last_answer)) {
     OnCancel(replica, ticket);
     return false;
   }

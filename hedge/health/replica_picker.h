@@ -122,10 +122,11 @@ class ReplicaPicker {
   // An attempt that lost its race after running past the read's give-up
   // point (ReadDecision), for the read of `key` (its path, hashed; 0 for
   // none): OnFailure the first time that key loses so on `replica` within
-  // kSlowKeyWindow; after that OnCancel while the replica's last outcome
-  // was an answer (SlowKeys: one slow key must not eject a replica that
-  // answers every other key), OnFailure while it answers nothing (a hung
-  // replica asked for one key only). True when it counted as a failure.
+  // kSlowKeyWindow; after that OnCancel if the replica has answered any
+  // read since that loss (SlowKeys: one slow key must not eject a replica
+  // that answers every other key), OnFailure if it has answered nothing (a
+  // hung replica asked for one key only). True when it counted as a
+  // failure.
   bool OnLostPastGiveUp(size_t replica, const CircuitTicket& ticket,
                         uint64_t key, absl::Time now);
 
@@ -181,6 +182,8 @@ class ReplicaPicker {
   const std::unique_ptr<std::atomic<bool>[]> degraded_;  // by replica
   // By replica: its last outcome reported was a success (none yet: false).
   const std::unique_ptr<std::atomic<bool>[]> answered_;
+  // By replica: when it last answered, in nanoseconds since the epoch.
+  const std::unique_ptr<std::atomic<int64_t>[]> last_answer_;
   std::atomic<uint64_t> next_start_{0};
   std::atomic<uint64_t> draws_{0};
   Mutex eject_mu_;  // one ejection decision at a time in the set

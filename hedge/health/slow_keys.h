@@ -1,11 +1,12 @@
 // SlowKeys: which keys (read paths, hashed) lately lost a race on which
 // replica after running past the read's give-up point, so that a key slow
-// on one replica counts against that replica once per window, not once per
-// read. A replica that hangs or stalls does so on whatever it is asked: its
-// losses are of many keys, and each counts. One key slow on one replica (a
-// large object, a hot row, a cold cache for that key) is the key's trait:
-// a client reading it again and again must not make the replica look sick
-// to every other read (ejecting it takes it from every tenant's hedges).
+// on one replica counts against that replica once per window while the
+// replica answers other reads, not once per read. One key slow on one
+// replica (a large object, a hot row, a cold cache for that key) is the
+// key's trait: a client reading it again and again must not make the
+// replica look sick to every other read (ejecting it takes it from every
+// tenant's hedges). A replica that hangs answers nothing: each of its
+// losses counts, however few keys it is asked for.
 //
 // Holds the kCapacity most recently noted (replica, key) pairs; a pair
 // pushed out by newer ones counts again when it loses next.
@@ -34,11 +35,14 @@ class SlowKeys {
   SlowKeys(const SlowKeys&) = delete;
   SlowKeys& operator=(const SlowKeys&) = delete;
 
-  // Notes that `key` lost past the give-up point on `replica` at `now`.
-  // True when that is news: the pair was not noted within the window
-  // before `now` (or was pushed out since). Key 0 (no key) is always news
+  // Notes that `key` lost past the give-up point on `replica` at `now`;
+  // `last_answer` is when the replica last answered any read. True when
+  // the loss counts: the pair was not noted within the window before `now`
+  // (or was pushed out since), or the replica has answered nothing since
+  // it was; the pair is then noted at `now`. Key 0 (no key) always counts
   // and is not noted.
-  bool NoteLoss(size_t replica, uint64_t key, absl::Time now);
+  bool NoteLoss(size_t replica, uint64_t key, absl::Time now,
+                absl::Time last_answer);
 
  private:
   struct Entry {
